@@ -1,0 +1,108 @@
+"""The one error hierarchy of envfactory.
+
+    EnvFactoryError
+    ├── ConfigError            bad user settings (config file, CLI option)
+    ├── IngestError            a document could not be read or crawled
+    ├── ExploreError           no environment could be derived from a document
+    ├── SpecError              an EnvSpec is invalid or inconsistent
+    ├── RuntimeToolError       a tool call failed; the message is for the agent
+    │   ├── UnknownToolError
+    │   ├── ArgumentError      missing / extra / ill-typed / out-of-enum argument
+    │   ├── NotFoundError
+    │   ├── PreconditionError
+    │   └── ConstraintError    uniqueness or foreign-key violation
+    ├── VerificationError
+    ├── ModelError             a ChatModel backend failed (HTTP, timeout, bad reply)
+    └── ServeError
+
+Wrap third-party failures once, where they happen:
+``raise IngestError(f"{path}: {e}") from e``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EnvFactoryError",
+    "ConfigError",
+    "IngestError",
+    "ExploreError",
+    "SpecError",
+    "RuntimeToolError",
+    "UnknownToolError",
+    "ArgumentError",
+    "NotFoundError",
+    "PreconditionError",
+    "ConstraintError",
+    "VerificationError",
+    "ModelError",
+    "ServeError",
+]
+
+
+class EnvFactoryError(Exception):
+    """Base class of every error envfactory raises on purpose."""
+
+
+class ConfigError(EnvFactoryError):
+    """A user setting (config file, CLI option) is invalid."""
+
+
+class IngestError(EnvFactoryError):
+    """A documentation source could not be read, parsed or crawled."""
+
+
+class ExploreError(EnvFactoryError):
+    """No environment could be derived from an ApiDoc."""
+
+
+class SpecError(EnvFactoryError):
+    """An EnvSpec is invalid or internally inconsistent."""
+
+
+class RuntimeToolError(EnvFactoryError):
+    """A tool call failed. The message is written for the agent that made the call.
+
+    ``code`` is a stable machine-readable class name (``not_found``, ``argument`` ...).
+    """
+
+    code = "tool_error"
+
+    def __init__(self, message: str, *, tool: str | None = None, argument: str | None = None):
+        super().__init__(message)
+        self.tool = tool
+        self.argument = argument
+
+    def to_dict(self) -> dict:
+        return {"error": self.code, "message": str(self)}
+
+
+class UnknownToolError(RuntimeToolError):
+    code = "unknown_tool"
+
+
+class ArgumentError(RuntimeToolError):
+    code = "invalid_argument"
+
+
+class NotFoundError(RuntimeToolError):
+    code = "not_found"
+
+
+class PreconditionError(RuntimeToolError):
+    code = "precondition_failed"
+
+
+class ConstraintError(RuntimeToolError):
+    code = "constraint_violated"
+
+
+class VerificationError(EnvFactoryError):
+    """An environment failed verification."""
+
+
+class ModelError(EnvFactoryError):
+    """A ChatModel backend failed: HTTP error, timeout, or an unusable reply."""
+
+
+class ServeError(EnvFactoryError):
+    """The MCP server could not start or was misconfigured."""

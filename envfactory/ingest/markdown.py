@@ -1,0 +1,517 @@
+"""Reader for Markdown API references (Basecamp-, Mastodon-style and the like).
+
+An endpoint is a ``METHOD /path`` written as a heading, a code span that starts a
+line or bullet, a line of its own, or the first line of a code block. The heading
+above it names the operation; what follows until the next endpoint section gives its
+parameters (bullets, ``name`` / ``: description`` definition lists, tables) and its
+JSON examples (request when labelled so, else a response), from which schemas are
+inferred. The HTML reader turns pages into this same text and reuses this parser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from envfactory.errors import IngestError
+from envfactory.ingest.infer import infer_schema, merge_schemas
+from envfactory.ingest.model import ApiDoc, Operation, Parameter, Response
+
+__all__ = ["read_markdown", "normalize_path", "singular"]
+
+_METHODS = "GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS"
+_PATH = r"/[^\s`'\"<>)\]|,;]*"
+_ENDPOINT = re.compile(rf"(?<![\w/])({_METHODS})\s+({_PATH})")
+_AT_START = re.compile(rf"^\s*(?:[-*+]\s+|\d+\.\s+)?(?:\*\*)?`?\s*({_METHODS})\s+({_PATH})")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
+_STATUS = re.compile(r"\b([1-5]\d\d)\b")
+_ANCHOR = re.compile(r"\s*\{#([\w-]+)\}\s*$")
+_BULLET_PARAM = re.compile(
+    r"^\s*[-*+]\s+`([A-Za-z_][\w.\[\]:-]*)`\s*(?:\(([^)]*)\))?\s*(?:[-–—:]\s*|\s+)?(.*)$")
+_BULLET_PLAIN = re.compile(r"^\s*[-*+]\s+\*{0,2}([A-Za-z_][\w.\[\]-]*)\*{0,2}\s+[-–—:]\s+(.*)$")
+_DEF_TERM = re.compile(r"^:?[A-Za-z_][\w.\[\]-]*$")
+_SHORTCODE = re.compile(r"\{\{<\s*/?\s*([\w-]+)[^>]*>\}\}")
+_TYPE_WORDS = {"string": "string", "integer": "integer", "int": "integer", "number": "number",
+               "float": "number", "boolean": "boolean", "bool": "boolean", "hash": "object",
+               "object": "object", "array": "array", "date": "string", "datetime": "string"}
+_WRITE = {"post", "put", "patch"}
+
+
+def singular(word: str) -> str:
+    """Cheap English singular for resource names in paths (todolists -> todolist)."""
+    w = word.lower()
+    irregular = {"people": "person", "children": "child", "men": "man", "women": "woman",
+                 "data": "data", "media": "media", "news": "news", "series": "series"}
+    if w in irregular:
+        return irregular[w]
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("sses", "shes", "ches", "xes", "zes", "uses")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def normalize_path(raw: str) -> tuple[str, dict[str, str]]:
+    """``/buckets/1/todos/2.json`` -> ``/buckets/{bucket_id}/todos/{todo_id}.json``.
+
+    Returns the path and, for each placeholder, the JSON type it was written with
+    (``integer`` for numeric segments). ``:id`` becomes ``{id}``; a placeholder name
+    used twice is qualified by the segment before it.
+    """
+    raw = raw.split("?", 1)[0].split("#", 1)[0].rstrip(".")
+    segs = raw.split("/")
+    types: dict[str, str] = {}
+    out: list[str] = []
+    names: list[tuple[int, str, str]] = []  # (index, name, prefix segment)
+    prev = ""
+    for seg in segs:
+        stem, dot, ext = seg.partition(".")
+        if stem.isdigit() and (not dot or ext.isalpha()):
+            base = re.sub(r"\W", "_", singular(prev)) if prev else "id"
+            name = f"{base}_id" if base != "id" else "id"
+            names.append((len(out), name, prev))
+            out.append("{" + name + "}" + (dot + ext if dot else ""))
+            types[name] = "integer"
+        elif seg.startswith(":") and len(seg) > 1:
+            name = re.sub(r"\W", "_", seg[1:])
+            names.append((len(out), name, prev))
+            out.append("{" + name + "}")
+            types[name] = "string"
+        elif seg.startswith("{") and seg.endswith("}"):
+            names.append((len(out), seg[1:-1], prev))
+            out.append(seg)
+            types.setdefault(seg[1:-1], "string")
+        else:
+            out.append(seg)
+        if not (seg.startswith((":", "{")) or stem.isdigit()):
+            prev = seg
+    counts: dict[str, int] = {}
+    for _, n, _p in names:
+        counts[n] = counts.get(n, 0) + 1
+    for i, n, p in names:
+        if counts[n] > 1 and p:
+            new = f"{re.sub(r'[^0-9A-Za-z_]', '_', singular(p))}_{n}"
+            out[i] = out[i].replace("{" + n + "}", "{" + new + "}")
+            types[new] = types.get(n, "string")
+    final = "/".join(out) or "/"
+    placeholders = re.findall(r"\{([^}]+)\}", final)
+    return final, {n: types.get(n, "string") for n in placeholders}
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", text.lower())).strip("-")
+
+
+def _strip_md(text: str) -> str:
+    text = _SHORTCODE.sub(lambda m: "" if m.group(1) != "required" else "(required)", text)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"\[([^\]]*)\]\[[^\]]*\]", r"\1", text)
+    text = re.sub(r"[*_`]{1,2}", "", text).rstrip("\\")
+    return " ".join(text.split())
+
+
+@dataclass
+class _Op:
+    method: str
+    raw_path: str
+    summary: str = ""
+    anchor: str = ""
+    link: str = ""  # "#anchor" this endpoint line points to (an alias of that section)
+    description: list[str] = field(default_factory=list)
+    params: dict[tuple[str, str], Parameter] = field(default_factory=dict)
+    request_examples: list[Any] = field(default_factory=list)
+    responses: dict[str, list[Any]] = field(default_factory=dict)
+    response_desc: dict[str, str] = field(default_factory=dict)
+    statuses: list[str] = field(default_factory=list)  # mentioned in prose ("returns 201 Created")
+    primary: bool = True
+
+
+def _parse_json_block(text: str) -> Any:
+    t = text.strip()
+    if not t or t[0] not in "{[\"":
+        return _NOPE
+    for candidate in (t, "{" + t + "}"):
+        try:
+            return json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+    # tolerate "..." elisions and trailing commas, common in docs
+    cleaned = re.sub(r",\s*([}\]])", r"\1", re.sub(r"^\s*(\.\.\.|…)\s*,?\s*$", "", t, flags=re.M))
+    try:
+        return json.loads(cleaned)
+    except (ValueError, RecursionError):
+        return _NOPE
+
+
+_NOPE = object()
+
+
+def _type_of(desc: str) -> tuple[dict[str, Any], str]:
+    """Mastodon style: 'String. The text ...' / 'Array of String. ...' -> schema, rest."""
+    m = re.match(r"^(?:\(required\)\s*)?(Array of\s+)?([A-Za-z]+)(?:\s*\([^)]*\))?\.\s*(.*)$", desc)
+    if m and m.group(2).lower() in _TYPE_WORDS:
+        base = {"type": _TYPE_WORDS[m.group(2).lower()]}
+        if m.group(2).lower() == "datetime":
+            base["format"] = "date-time"
+        if m.group(2).lower() == "date":
+            base["format"] = "date"
+        return ({"type": "array", "items": base} if m.group(1) else base), m.group(3)
+    return {}, desc
+
+
+def _guess_schema(name: str, desc: str) -> dict[str, Any]:
+    d = desc.lower()
+    if "array" in d or name.endswith(("_ids", "[]")):
+        return {"type": "array", "items": {"type": "integer" if name.endswith(("_ids", "_ids[]")) else "string"}}
+    if "when set to `true`" in desc or "when set to true" in d or "boolean" in d:
+        return {"type": "boolean"}
+    if "date-time" in d or "datetime" in d or name.endswith("_at"):
+        return {"type": "string", "format": "date-time"}
+    if re.search(r"\ba date\b", d) or name.endswith("_on"):
+        return {"type": "string", "format": "date"}
+    if name.endswith("_id") or name == "id" or "integer" in d or "number" in d and "phone" not in d:
+        return {"type": "integer"}
+    return {"type": "string"}
+
+
+def _table_rows(lines: list[str]) -> list[dict[str, str]]:
+    cells = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines]
+    if len(cells) < 3 or not all(re.fullmatch(r":?-{2,}:?", c.replace(" ", "")) for c in cells[1] if c):
+        return []
+    header = [_strip_md(c).lower() for c in cells[0]]
+    return [dict(zip(header, [_strip_md(c) for c in row])) for row in cells[2:]]
+
+
+class _Parser:
+    def __init__(self, text: str, source: str):
+        self.source = source
+        self.lines = text.splitlines()
+        self.title = ""
+        self.description = ""
+        self.ops: list[_Op] = []
+        self.base_urls: list[str] = []
+        self.warnings: list[str] = []
+
+    # -- section context ---------------------------------------------------
+    def run(self) -> None:
+        lines = self.lines
+        i = 0
+        if lines and lines[0].strip() == "---":  # front matter
+            for j in range(1, min(len(lines), 200)):
+                if lines[j].strip() == "---":
+                    for fm in lines[1:j]:
+                        if fm.startswith("title:"):
+                            self.title = fm[6:].strip().strip("'\"")
+                        elif fm.startswith("description:"):
+                            self.description = fm[12:].strip().strip("'\"")
+                    i = j + 1
+                    break
+        heading = ""
+        anchor = ""
+        context = ""  # the latest heading / label, lower-cased: tells request vs response, param location
+        section_ops: list[_Op] = []
+        pending_required = False
+        while i < len(lines):
+            line = lines[i]
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            level = 0
+            m = _HEADING.match(line)
+            if m:
+                level, htext = len(m.group(1)), m.group(2)
+            elif nxt.strip() and re.fullmatch(r"=+|-+", nxt.strip()) and line.strip() and not line.startswith(("-", "*", "|")):
+                level, htext = (1 if nxt.strip()[0] == "=" else 2), line.strip()
+                i += 1
+            if level:
+                am = _ANCHOR.search(htext)
+                htext_clean = _strip_md(_ANCHOR.sub("", htext))
+                ep = _ENDPOINT.search(htext)
+                if level == 1 and not self.title:
+                    self.title = htext_clean
+                if ep or level <= 3 and not self._is_label(htext_clean):
+                    heading, anchor = htext_clean, (am.group(1) if am else _slug(htext_clean))
+                    section_ops = []
+                    context = ""
+                    pending_required = False
+                    if ep:
+                        section_ops.append(self._new_op(ep.group(1), ep.group(2), heading, anchor, True))
+                        heading = _strip_md(_ENDPOINT.sub("", htext_clean)).strip(" -:") or heading
+                        section_ops[-1].summary = heading
+                else:
+                    context = htext_clean.lower()
+                    pending_required = "required" in context and "optional" not in context
+                    if section_ops:
+                        st = _STATUS.search(htext_clean)
+                        if st and "response" not in context[:0]:
+                            op = section_ops[0]
+                            op.response_desc.setdefault(st.group(1), _strip_md(_STATUS.sub("", htext_clean, 1)).strip(": "))
+                i += 1
+                continue
+            fm = _FENCE.match(line)
+            if fm:
+                fence, lang = fm.group(1), fm.group(2).lower()
+                body: list[str] = []
+                i += 1
+                while i < len(lines) and not lines[i].strip().startswith(fence[:3]):
+                    body.append(lines[i])
+                    i += 1
+                i += 1
+                self._code_block(lang, body, section_ops, heading, anchor, context)
+                continue
+            if line.lstrip().startswith("<!--"):  # e.g. <!-- START GET /x.json --> markers
+                while i < len(lines) and "-->" not in lines[i]:
+                    i += 1
+                i += 1
+                continue
+            # an endpoint line
+            em = _AT_START.match(line)
+            if em:
+                op = self._new_op(em.group(1), em.group(2), heading, anchor, not section_ops)
+                link = re.search(r"\]\((#[\w-]+)\)", line)
+                if link:
+                    op.link = link.group(1)[1:]
+                section_ops.append(op)
+                i += 1
+                continue
+            if not section_ops:
+                i += 1
+                continue
+            op = section_ops[0]
+            low = _strip_md(line).lower()
+            # "**Required parameters**: `content` for what ..." / "_Optional query parameters_:"
+            label = re.match(r"^\s*(?:\*\*|_)?([A-Za-z ]*parameters?[A-Za-z ]*)(?:\*\*|_)?\s*:?\s*(?:\*\*|_)?\s*:?\s*(.*)$", line)
+            if label and "parameter" in label.group(1).lower() and len(label.group(1)) < 40:
+                context = label.group(1).lower()
+                pending_required = "required" in context
+                rest = label.group(2)
+                first = re.match(r"^`([A-Za-z_][\w.\[\]]*)`\s*(.*)$", rest)
+                if first:
+                    self._param(op, first.group(1), _strip_md(first.group(2)), context, pending_required)
+                i += 1
+                continue
+            pm = _BULLET_PARAM.match(line)
+            if pm and not _ENDPOINT.search(line):
+                desc = _strip_md(pm.group(3))
+                self._param(op, pm.group(1), desc, context, pending_required, hint=pm.group(2) or "")
+                i += 1
+                continue
+            pm = _BULLET_PLAIN.match(line)
+            if pm and context and "param" in context:
+                self._param(op, pm.group(1), _strip_md(pm.group(2)), context, pending_required)
+                i += 1
+                continue
+            if _DEF_TERM.match(line.strip()) and nxt.startswith(": "):
+                desc_lines = [nxt[2:]]
+                j = i + 2
+                while j < len(lines) and lines[j].strip() and not lines[j].startswith(": ") \
+                        and desc_lines[-1].rstrip().endswith("\\"):
+                    desc_lines.append(lines[j])
+                    j += 1
+                desc = _strip_md(" ".join(desc_lines))
+                self._param(op, line.strip(), desc, context, False)
+                i = j
+                continue
+            if line.lstrip().startswith("|"):
+                block = []
+                while i < len(lines) and lines[i].lstrip().startswith("|"):
+                    block.append(lines[i])
+                    i += 1
+                for row in _table_rows(block):
+                    self._table_param(op, row, context)
+                continue
+            for st in re.findall(r"\b(?:return|returns|respond|responds)\b[^.]*?`?\b([1-5]\d\d)\b", line, re.I):
+                if st not in op.statuses:
+                    op.statuses.append(st)
+            if line.strip() and not op.description and not line.lstrip().startswith(("*", "-", "|", "#")) \
+                    and "example" not in low:
+                op.description.append(_strip_md(line))
+            i += 1
+
+    @staticmethod
+    def _is_label(text: str) -> bool:
+        low = text.lower()
+        return bool(re.match(r"^(example|request|response|parameters?|headers?|query|path|form|body|returns?|"
+                             r"copy as|sample|\d{3}\b)", low)) or "parameters" in low
+
+    def _new_op(self, method: str, path: str, summary: str, anchor: str, primary: bool) -> _Op:
+        op = _Op(method=method.lower(), raw_path=path, summary=summary, anchor=anchor, primary=primary)
+        self.ops.append(op)
+        return op
+
+    def _location(self, op: _Op, name: str, context: str) -> str:
+        path, _ = normalize_path(op.raw_path)
+        if "{" + name.lstrip(":") + "}" in path or name.startswith(":") or "path" in context:
+            return "path"
+        if "header" in context:
+            return "header"
+        if "query" in context:
+            return "query"
+        if "form" in context or "body" in context or "request" in context and "param" not in context:
+            return "body"
+        return "body" if op.method in _WRITE else "query"
+
+    def _param(self, op: _Op, name: str, desc: str, context: str, required: bool, hint: str = "") -> None:
+        loc = self._location(op, name, context)
+        name = name.lstrip(":")
+        if "(required)" in desc:
+            required = True
+            desc = desc.replace("(required)", "").strip()
+        if "optional" in context:
+            required = False
+        schema, rest = _type_of(desc)
+        if not schema and hint:
+            schema, _ = _type_of(hint.split(",")[0].strip() + ".")
+            required = required or "required" in hint.lower()
+        if not schema:
+            schema = _guess_schema(name, desc)
+        key = (name, loc)
+        if key not in op.params:
+            op.params[key] = Parameter(name=name, location=loc, description=rest.strip() or desc,  # type: ignore[arg-type]
+                                       required=required or loc == "path", schema=schema)
+
+    def _table_param(self, op: _Op, row: dict[str, str], context: str) -> None:
+        name = next((row[k] for k in ("name", "parameter", "param", "field", "attribute", "argument", "key")
+                     if row.get(k)), "")
+        name = name.split()[0] if name else ""
+        if not re.fullmatch(r":?[A-Za-z_][\w.\[\]-]*", name):
+            return
+        desc = row.get("description", "")
+        typ = row.get("type", "")
+        req = row.get("required", "")
+        loc_word = row.get("in", row.get("location", ""))
+        ctx = context + (" " + loc_word.lower() if loc_word else "")
+        required = req.lower() in ("yes", "true", "required", "y", "✓", "x") or "required" in typ.lower()
+        hint = typ.replace("required", "").replace(",", "").strip()
+        self._param(op, name, desc, ctx, required, hint=hint)
+
+    def _code_block(self, lang: str, body: list[str], section_ops: list[_Op], heading: str,
+                    anchor: str, context: str) -> None:
+        first = next((b for b in body if b.strip()), "")
+        em = _AT_START.match(first)
+        if em and lang not in ("json", "javascript", "js"):
+            is_new = not section_ops
+            op = self._new_op(em.group(1), em.group(2), heading, anchor, is_new)
+            section_ops.append(op)
+            return
+        if lang in ("shell", "sh", "bash", "curl", "console") or "curl " in first:
+            for url in re.findall(r"https?://[^\s'\"\\]+", "\n".join(body)):
+                self.base_urls.append(url)
+            return
+        if lang not in ("", "json", "javascript", "js", "json5", "jsonc") or not section_ops:
+            return
+        value = _parse_json_block("\n".join(body))
+        if value is _NOPE:
+            return
+        op = section_ops[0]
+        if "request" in context and "response" not in context:
+            op.request_examples.append(value)
+            return
+        st = _STATUS.search(context)
+        status = st.group(1) if st and "response" not in context.split(st.group(1))[0][-1:] else None
+        if status is None:
+            status = next((s for s in op.statuses if s.startswith("2")), "200")
+        op.responses.setdefault(status, []).append(value)
+
+    # -- build -------------------------------------------------------------
+    def build(self, fmt: Literal["markdown", "html"]) -> ApiDoc:
+        by_anchor = {op.anchor: op for op in self.ops if op.primary and op.anchor}
+        out: list[Operation] = []
+        seen: dict[str, Operation] = {}
+        for op in self.ops:
+            src = by_anchor.get(op.link) if op.link else None
+            if src is not None and src is not op:  # "legacy route -> [Get to-dos](#get-to-dos)"
+                op = _Op(method=op.method, raw_path=op.raw_path, summary=src.summary, anchor="",
+                         description=src.description, params=src.params,
+                         request_examples=src.request_examples, responses=src.responses,
+                         response_desc=src.response_desc, statuses=src.statuses, primary=False)
+            operation = self._operation(op)
+            if operation.key in seen:
+                continue
+            seen[operation.key] = operation
+            out.append(operation)
+        base = self._base_url(out)
+        return ApiDoc(title=self.title or self.source.rsplit("/", 1)[-1], description=self.description,
+                      source=self.source, format=fmt, base_url=base, operations=out, warnings=self.warnings)
+
+    def _base_url(self, ops: list[Operation]) -> str | None:
+        for url in self.base_urls:
+            for op in self.ops:
+                raw = op.raw_path.split("?")[0]
+                if len(raw) > 1 and url.split("?")[0].endswith(raw):
+                    return url.split("?")[0][: -len(raw)] or None
+        return None
+
+    def _operation(self, op: _Op) -> Operation:
+        path, placeholders = normalize_path(op.raw_path)
+        params: list[Parameter] = []
+        for name, typ in placeholders.items():
+            documented = op.params.get((name, "path"))
+            if documented is None and name == "id":
+                documented = next((p for (n, loc), p in op.params.items() if loc == "path"), None)
+            params.append(documented.model_copy(update={"name": name, "required": True}) if documented
+                          else Parameter(name=name, location="path", required=True, schema={"type": typ}))
+        for (name, loc), p in op.params.items():
+            if loc != "path":
+                params.append(p)
+        body: dict[str, Any] | None = None
+        example = op.request_examples[0] if op.request_examples else None
+        if op.request_examples and isinstance(example, (dict, list)):
+            body = infer_schema(example)
+            for ex in op.request_examples[1:]:
+                body = merge_schemas(body, infer_schema(ex))
+            if body.get("type") == "object":
+                body.pop("required", None)  # an example shows what may be sent, not what must
+        body_params = [p for p in params if p.location == "body"]
+        if body_params:
+            body = body or {"type": "object", "properties": {}}
+            if body.get("type") == "object":
+                props = dict(body.get("properties") or {})
+                for p in body_params:
+                    s = props.get(p.name) or p.schema_
+                    if p.description and isinstance(s, dict):
+                        s = {**s, "description": p.description}
+                    props[p.name] = s
+                body = {**body, "properties": props}
+                req = [p.name for p in body_params if p.required]
+                if req:
+                    body["required"] = req
+            if isinstance(example, dict):  # the example knows the real type better than prose
+                params = [p.model_copy(update={"schema_": infer_schema(example[p.name]), "example": example[p.name]})
+                          if p.location == "body" and p.name in example and example[p.name] is not None else p
+                          for p in params]
+        elif isinstance(body, dict) and isinstance(body.get("properties"), dict):
+            params += [Parameter(name=k, location="body", schema=v,
+                                 example=example.get(k) if isinstance(example, dict) else None)
+                       for k, v in body["properties"].items()]
+        responses: list[Response] = []
+        for status, examples in op.responses.items():
+            schema = infer_schema(examples[0])
+            for ex in examples[1:]:
+                schema = merge_schemas(schema, infer_schema(ex))
+            responses.append(Response(status=status, description=op.response_desc.get(status, ""),
+                                      schema=schema, example=examples[0]))
+        for status in op.statuses + list(op.response_desc):
+            if status not in op.responses and all(r.status != status for r in responses):
+                responses.append(Response(status=status, description=op.response_desc.get(status, "")))
+        responses.sort(key=lambda r: r.status)
+        return Operation(method=op.method, path=path, summary=op.summary,  # type: ignore[arg-type]
+                         operation_id=re.sub(r"\W+", "_", op.anchor).strip("_") or None if op.primary else None,
+                         description=" ".join(op.description), parameters=params, request_body=body,
+                         request_example=example, responses=responses)
+
+
+def read_markdown(text: str, source: str, *, format: Literal["markdown", "html"] = "markdown") -> ApiDoc:
+    """Parse a Markdown API reference into an ApiDoc.
+
+    Raises IngestError when the text documents no endpoint (``METHOD /path``).
+    """
+    p = _Parser(text, source)
+    p.run()
+    if not p.ops:
+        what = "HTML page" if format == "html" else "Markdown document"
+        raise IngestError(f"{source}: not an API reference ({what} with no 'METHOD /path' endpoint)")
+    return p.build(format)

@@ -1,0 +1,19 @@
+"""The trusted runtime: template databases, sessions, tool calls, state hashes and diffs."""
+
+from .seed import build_seed_rows, default_generator, entity_order
+from .session import Environment, Session, Snapshot, StateDiff, load_environment
+from .template import build_metadata, build_template, load_or_build_template
+
+__all__ = [
+    "Environment",
+    "Session",
+    "Snapshot",
+    "StateDiff",
+    "load_environment",
+    "build_metadata",
+    "build_template",
+    "load_or_build_template",
+    "build_seed_rows",
+    "default_generator",
+    "entity_order",
+]

@@ -1,0 +1,654 @@
+"""Environments and sessions: the trusted interpreter of an EnvSpec over SQLite.
+
+``Environment`` compiles a spec once (validators, SQL, converters) and holds the template
+database as bytes. ``Session`` is an isolated in-memory copy (``sqlite3.deserialize``),
+executes tool calls one transaction each, and reports a state hash and a diff.
+
+State hash: per table, the sum (mod 2**128) of a 128-bit digest of every row, so equal
+states give equal hashes whatever the order of writes; after a write only the touched rows
+are rehashed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import (
+    ArgumentError,
+    ConstraintError,
+    NotFoundError,
+    PreconditionError,
+    RuntimeToolError,
+    SpecError,
+    UnknownToolError,
+)
+from ..spec import EntitySpec, EnvSpec, FieldType, ToolKind, ToolSpec, load_spec
+from .template import SEQ_TABLE, load_or_build_template
+from .validate import ArgValidator, to_db
+
+__all__ = ["Environment", "Session", "Snapshot", "StateDiff", "load_environment"]
+
+_MOD = 1 << 128
+
+
+def _row_digest(row: tuple) -> int:
+    return int.from_bytes(hashlib.blake2b(repr(row).encode(), digest_size=16).digest(), "big")
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A saved state: the database bytes and its per-table hash sums."""
+
+    data: bytes
+    sums: dict[str, int]
+    seq: dict[str, int] | None = None
+
+
+@dataclass
+class StateDiff:
+    """What changed since a session started, per table."""
+
+    added: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    removed: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    changed: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"added": self.added, "removed": self.removed, "changed": self.changed}
+
+
+class _Entity:
+    """Compiled per-entity facts: columns, converters, SQL."""
+
+    def __init__(self, ent: EntitySpec):
+        self.spec = ent
+        self.name = ent.name
+        self.cols = [f.name for f in ent.fields]
+        self.idx = {c: i for i, c in enumerate(self.cols)}
+        self.pk = ent.primary_key
+        self.pk_type = ent.pk.type
+        self.types = {f.name: f.type for f in ent.fields}
+        self.refs = {f.name: f.ref for f in ent.fields if f.ref}
+        self.nullable = {f.name for f in ent.fields if f.nullable}
+        self.defaults = {f.name: f.default for f in ent.fields if f.default is not None}
+        self.id_prefix = ent.pk.id_prefix
+        collist = ", ".join(_q(c) for c in self.cols)
+        self.sql_get = f"SELECT {collist} FROM {_q(ent.name)} WHERE {_q(self.pk)} = ?"
+        self.sql_exists = f"SELECT 1 FROM {_q(ent.name)} WHERE {_q(self.pk)} = ?"
+        self.sql_all = f"SELECT {collist} FROM {_q(ent.name)}"
+        self.sql_delete = f"DELETE FROM {_q(ent.name)} WHERE {_q(self.pk)} = ?"
+        self.collist = collist
+        self.conv = [
+            (i, f.type) for i, f in enumerate(ent.fields)
+            if f.type in (FieldType.boolean, FieldType.object, FieldType.array)
+        ]
+        self.referenced_by: list[tuple[str, str]] = []
+
+    def to_json(self, row: tuple, only: list[int] | None = None) -> dict[str, Any]:
+        if self.conv:
+            row = list(row)
+            for i, t in self.conv:
+                v = row[i]
+                if v is None:
+                    continue
+                row[i] = bool(v) if t == FieldType.boolean else json.loads(v)
+        if only is None:
+            return dict(zip(self.cols, row))
+        return {self.cols[i]: row[i] for i in only}
+
+    def db_to_py(self, col: str, v: Any) -> Any:
+        t = self.types[col]
+        if v is None:
+            return None
+        if t == FieldType.boolean:
+            return bool(v)
+        if t in (FieldType.object, FieldType.array):
+            return json.loads(v)
+        return v
+
+
+class _Tool:
+    def __init__(self, env: "Environment", tool: ToolSpec):
+        self.spec = tool
+        self.name = tool.name
+        self.kind = tool.kind
+        self.ent = env._entities[tool.entity]
+        self.validate = ArgValidator(tool)
+        self.returns = [self.ent.idx[r] for r in tool.returns] if tool.returns else None
+        key = tool.key_param
+        self.key = key.name if key else None
+        self.field_params = [(p.name, p.field) for p in tool.params if p.field and not p.key]
+        self.filters = [(p.name, p.field, p.op) for p in tool.params if p.field and not p.key]
+        if tool.kind == ToolKind.list:
+            for p in tool.params:
+                if not p.field:
+                    raise SpecError(f"{env.spec.name}: list tool {tool.name!r}: parameter {p.name!r} filters no field")
+        self.sort_default = (tool.sort.default if tool.sort and tool.sort.default else self.ent.pk)
+        self.sort_desc = bool(tool.sort and tool.sort.descending)
+        self._sql_cache: dict[Any, str] = {}
+        self.verb = tool.name.split("_")[0]
+
+
+class Environment:
+    """A compiled environment: spec + template database. Thread-safe to share; sessions are not."""
+
+    def __init__(self, spec: EnvSpec, template: bytes, *, path: Path | None = None):
+        self.spec = spec
+        self.path = path
+        self.template = template
+        self.clock = dt.datetime.fromisoformat(spec.clock)
+        self._entities = {e.name: _Entity(e) for e in spec.entities}
+        for e in spec.entities:
+            for f in e.fields:
+                if f.ref:
+                    self._entities[f.ref].referenced_by.append((e.name, f.name))
+        self._tools = {t.name: _Tool(self, t) for t in spec.tools}
+        self._template_sums, self._template_seq = self._scan(template)
+
+    @classmethod
+    def from_spec(cls, spec: EnvSpec, *, cache_path: str | Path | None = None, path: Path | None = None) -> "Environment":
+        return cls(spec, load_or_build_template(spec, cache_path), path=path)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def tool_names(self) -> list[str]:
+        return list(self._tools)
+
+    def _scan(self, data: bytes) -> tuple[dict[str, int], dict[str, int]]:
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.deserialize(data)
+            sums = {}
+            for name, e in self._entities.items():
+                s = 0
+                for row in conn.execute(e.sql_all):
+                    s += _row_digest(row)
+                sums[name] = s % _MOD
+            seq = dict(conn.execute(f"SELECT entity, next FROM {SEQ_TABLE}").fetchall())
+            return sums, seq
+        finally:
+            conn.close()
+
+    def row_counts(self) -> dict[str, int]:
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.deserialize(self.template)
+            return {n: conn.execute(f"SELECT COUNT(*) FROM {_q(n)}").fetchone()[0] for n in self._entities}
+        finally:
+            conn.close()
+
+    def new_session(self, snapshot: Snapshot | None = None) -> "Session":
+        """A fresh isolated session at the template state (or at ``snapshot``)."""
+        return Session(self, snapshot)
+
+    def snapshot_from_bytes(self, data: bytes) -> Snapshot:
+        sums, seq = self._scan(data)
+        return Snapshot(data, sums, seq)
+
+
+def load_environment(path: str | Path) -> Environment:
+    """Load ``env.yaml`` (or its folder) and its template DB (built and cached if missing)."""
+    p = Path(path)
+    spec = load_spec(p)
+    folder = p if p.is_dir() else p.parent
+    return Environment.from_spec(spec, cache_path=folder / "template.db", path=folder)
+
+
+class Session:
+    """An isolated copy of an environment's state. One transaction per tool call."""
+
+    def __init__(self, env: Environment, snapshot: Snapshot | None = None):
+        self.env = env
+        data = snapshot.data if snapshot else env.template
+        conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None, cached_statements=512)
+        conn.deserialize(data)
+        conn.execute("PRAGMA foreign_keys = ON")
+        self.conn = conn
+        self._sums = dict(snapshot.sums if snapshot else env._template_sums)
+        self._dirty: dict[tuple[str, Any], tuple | None] = {}
+        self._original: dict[tuple[str, Any], tuple | None] = {}
+        self._call_touched: list[tuple[str, Any, tuple | None]] = []
+        self.calls = 0
+        self.closed = False
+
+    # ---- public API -------------------------------------------------------------------------
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run one tool call; return its JSON result or raise a RuntimeToolError (state unchanged)."""
+        if self.closed:
+            raise RuntimeToolError("this session is closed", tool=tool)
+        t = self.env._tools.get(tool)
+        if t is None:
+            names = ", ".join(sorted(self.env._tools))
+            raise UnknownToolError(f"unknown tool '{tool}'; available tools: {names}", tool=tool)
+        a = t.validate(args)
+        self.calls += 1
+        if t.kind == ToolKind.get:
+            return self._get(t, a)
+        if t.kind == ToolKind.list:
+            return self._list(t, a)
+        self._call_touched = []
+        conn = self.conn
+        conn.execute("BEGIN")
+        try:
+            if t.kind == ToolKind.create:
+                out = self._create(t, a)
+            elif t.kind == ToolKind.update:
+                out = self._update(t, a)
+            elif t.kind == ToolKind.delete:
+                out = self._delete(t, a)
+            else:
+                out = self._action(t, a)
+            conn.execute("COMMIT")
+        except sqlite3.IntegrityError as e:
+            conn.execute("ROLLBACK")
+            raise self._integrity(t, e) from None
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        for table, pk, old in self._call_touched:
+            key = (table, pk)
+            if key not in self._dirty:
+                self._dirty[key] = old
+            if key not in self._original:
+                self._original[key] = old
+        return out
+
+    def try_call(self, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Like ``call`` but returns ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": ..., "message": ...}``."""
+        try:
+            return {"ok": True, "result": self.call(tool, args)}
+        except RuntimeToolError as e:
+            return {"ok": False, **e.to_dict()}
+
+    def state_hash(self) -> str:
+        """A hex digest of the whole state: equal states have equal hashes."""
+        if self._dirty:
+            for (table, pk), old in self._dirty.items():
+                e = self.env._entities[table]
+                s = self._sums[table]
+                if old is not None:
+                    s -= _row_digest(old)
+                cur = self.conn.execute(e.sql_get, (pk,)).fetchone()
+                if cur is not None:
+                    s += _row_digest(cur)
+                self._sums[table] = s % _MOD
+            self._dirty.clear()
+        h = hashlib.sha256()
+        for name in sorted(self._sums):
+            h.update(f"{name}:{self._sums[name]:032x};".encode())
+        return h.hexdigest()
+
+    def diff(self) -> StateDiff:
+        """Rows added, changed (old and new values) and removed since the session started."""
+        d = StateDiff()
+        for (table, pk), old in sorted(self._original.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
+            e = self.env._entities[table]
+            cur = self.conn.execute(e.sql_get, (pk,)).fetchone()
+            if old is None and cur is not None:
+                d.added.setdefault(table, []).append(e.to_json(cur))
+            elif old is not None and cur is None:
+                d.removed.setdefault(table, []).append(e.to_json(old))
+            elif old is not None and cur is not None and old != cur:
+                o, n = e.to_json(old), e.to_json(cur)
+                fields = {k: {"old": o[k], "new": n[k]} for k in e.cols if o[k] != n[k]}
+                d.changed.setdefault(table, []).append({"key": pk, "fields": fields})
+        return d
+
+    def snapshot(self) -> Snapshot:
+        """The current state, to start other sessions from (task initial states)."""
+        self.state_hash()
+        return Snapshot(self.conn.serialize(), dict(self._sums))
+
+    def get_row(self, entity: str, key: Any) -> dict[str, Any] | None:
+        """Read a row directly (for harnesses and checks; agents use tools)."""
+        e = self.env._entities[entity]
+        row = self.conn.execute(e.sql_get, (key,)).fetchone()
+        return e.to_json(row) if row else None
+
+    def query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+        """Read-only SQL for verifiers and oracles."""
+        if not sql.lstrip().lower().startswith(("select", "with")):
+            raise ValueError("query() is read-only")
+        return self.conn.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.conn.close()
+            self.closed = True
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---- tool kinds ------------------------------------------------------------------------
+
+    def _not_found(self, t: _Tool, e: _Entity, value: Any, arg: str | None) -> NotFoundError:
+        hint = self._finder_hint(e.name)
+        return NotFoundError(
+            f"{t.name}: {e.name} {json.dumps(value)} not found (argument '{arg or e.pk}'){hint}",
+            tool=t.name, argument=arg)
+
+    def _finder_hint(self, entity: str) -> str:
+        for name, tt in self.env._tools.items():
+            if tt.kind == ToolKind.list and tt.ent.name == entity:
+                return f"; use {name} to find valid ids"
+        return ""
+
+    def _fetch(self, t: _Tool, a: dict[str, Any]) -> tuple:
+        e = t.ent
+        row = self.conn.execute(e.sql_get, (a[t.key],)).fetchone()
+        if row is None:
+            raise self._not_found(t, e, a[t.key], t.key)
+        return row
+
+    def _get(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
+        return t.ent.to_json(self._fetch(t, a), t.returns)
+
+    def _list(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
+        e = t.ent
+        where: list[str] = []
+        params: list[Any] = []
+        shape: list[Any] = []
+        for pname, fname, op in t.filters:
+            v = a.get(pname)
+            if v is None:
+                continue
+            ftype = e.types[fname]
+            col = _q(fname)
+            if op == "in":
+                where.append(f"{col} IN ({', '.join('?' * len(v))})")
+                params.extend(to_db(ftype, x) for x in v)
+                shape.append((pname, len(v)))
+                continue
+            if op == "contains":
+                where.append(f"instr(lower({col}), lower(?)) > 0")
+            else:
+                sym = {"eq": "=", "ne": "!=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[op]
+                where.append(f"{col} {sym} ?")
+            params.append(to_db(ftype, v) if op != "contains" else str(v))
+            shape.append(pname)
+        sort_by = a.get("sort_by", t.sort_default)
+        order = a.get("sort_order")
+        desc = (order == "desc") if order else (t.sort_desc if "sort_by" not in a else False)
+        key = (tuple(shape), sort_by, desc)
+        sql = t._sql_cache.get(key)
+        if sql is None:
+            w = (" WHERE " + " AND ".join(where)) if where else ""
+            direction = "DESC" if desc else "ASC"
+            tiebreak = f", {_q(e.pk)} ASC" if sort_by != e.pk else ""
+            sql = (f"SELECT {e.collist} FROM {_q(e.name)}{w} "
+                   f"ORDER BY {_q(sort_by)} {direction}{tiebreak} LIMIT ? OFFSET ?")
+            t._sql_cache[key] = sql
+        limit = a.get("limit", t.spec.page_size)
+        offset = a.get("offset", 0)
+        rows = self.conn.execute(sql, (*params, limit + 1, offset)).fetchall()
+        has_more = len(rows) > limit
+        items = [e.to_json(r, t.returns) for r in rows[:limit]]
+        return {"items": items, "count": len(items), "offset": offset, "has_more": has_more}
+
+    def _check_refs(self, t: _Tool, values: dict[str, Any], argmap: dict[str, str]) -> None:
+        e = t.ent
+        for col, target in e.refs.items():
+            v = values.get(col)
+            if v is None:
+                continue
+            te = self.env._entities[target]
+            if self.conn.execute(te.sql_exists, (v,)).fetchone() is None:
+                arg = argmap.get(col, col)
+                raise NotFoundError(
+                    f"{t.name}: {target} {json.dumps(v)} not found (argument '{arg}'){self._finder_hint(target)}",
+                    tool=t.name, argument=arg)
+
+    def _path_value(self, t: _Tool, row: dict[str, Any], path: str) -> Any:
+        if "." not in path:
+            return row.get(path)
+        fk, fname = path.split(".", 1)
+        target = t.ent.refs[fk]
+        key = row.get(fk)
+        if key is None:
+            return None
+        te = self.env._entities[target]
+        r = self.conn.execute(te.sql_get, (key,)).fetchone()
+        if r is None:
+            return None
+        return te.db_to_py(fname, r[te.idx[fname]])
+
+    def _check_conditions(self, t: _Tool, row: dict[str, Any], a: dict[str, Any]) -> None:
+        for c in t.spec.preconditions:
+            actual = self._path_value(t, row, c.field)
+            expected = a.get(c.value_param) if c.value_param else c.value
+            if c.value_param and expected is None:
+                continue
+            if not _compare(actual, c.op, expected):
+                key = row.get(t.ent.pk)
+                if c.message:
+                    msg = c.message
+                else:
+                    want = {"eq": "be", "ne": "not be", "in": "be one of", "not_in": "not be one of",
+                            "gt": "be >", "gte": "be >=", "lt": "be <", "lte": "be <=",
+                            "is_null": "be empty", "not_null": "be set"}[c.op]
+                    exp = "" if c.op in ("is_null", "not_null") else f" {json.dumps(expected)}"
+                    msg = f"{c.field} is {json.dumps(actual)} but must {want}{exp}"
+                raise PreconditionError(
+                    f"{t.name}: cannot {t.verb} {t.ent.name} {json.dumps(key)}: {msg}", tool=t.name)
+
+    def _effect_value(self, t: _Tool, ef, row: dict[str, Any], a: dict[str, Any], current: Any, ftype: FieldType) -> Any:
+        if "set" in ef.model_fields_set:
+            return ef.set
+        if ef.param is not None:
+            return a.get(ef.param, current)
+        if ef.now:
+            return self.env.clock.date().isoformat() if ftype == FieldType.date else self.env.clock.isoformat(timespec="seconds")
+        if ef.copy_from is not None:
+            v = self._path_value(t, row, ef.copy_from)
+            if ef.scale_param and v is not None and a.get(ef.scale_param) is not None:
+                v = round(v * a[ef.scale_param], 2)
+            return v
+        if ef.increment is not None:
+            return (current or 0) + ef.increment
+        if ef.increment_from is not None:
+            inc = self._path_value(t, row, ef.increment_from) or 0
+        else:
+            inc = a.get(ef.increment_param, 0) or 0
+        return (current or 0) + (-inc if ef.negate_param else inc)
+
+    def _apply_effects(self, t: _Tool, row: dict[str, Any], a: dict[str, Any], own: dict[str, Any]) -> None:
+        """Apply effects: own-row effects into ``own`` (written by caller); referenced rows here."""
+        remote: dict[tuple[str, Any], dict[str, Any]] = {}
+        for ef in t.spec.effects:
+            if "." not in ef.field:
+                ftype = t.ent.types[ef.field]
+                own[ef.field] = self._effect_value(t, ef, row, a, row.get(ef.field), ftype)
+                row[ef.field] = own[ef.field]
+                continue
+            fk, fname = ef.field.split(".", 1)
+            target = t.ent.refs[fk]
+            key = row.get(fk)
+            if key is None:
+                continue
+            te = self.env._entities[target]
+            slot = remote.setdefault((target, key), {})
+            current = slot[fname] if fname in slot else self._path_value(t, row, ef.field)
+            slot[fname] = self._effect_value(t, ef, row, a, current, te.types[fname])
+        for (target, key), vals in remote.items():
+            te = self.env._entities[target]
+            old = self.conn.execute(te.sql_get, (key,)).fetchone()
+            if old is None:
+                continue
+            self._write_update(te, key, vals, old)
+
+    def _write_update(self, e: _Entity, key: Any, vals: dict[str, Any], old: tuple) -> None:
+        cols = tuple(vals)
+        sql = f"UPDATE {_q(e.name)} SET {', '.join(_q(c) + ' = ?' for c in cols)} WHERE {_q(e.pk)} = ?"
+        self.conn.execute(sql, (*(to_db(e.types[c], vals[c]) for c in cols), key))
+        self._call_touched.append((e.name, key, old))
+
+    def _next_id(self, e: _Entity) -> Any:
+        n = self.conn.execute(f"SELECT next FROM {SEQ_TABLE} WHERE entity = ?", (e.name,)).fetchone()
+        n = n[0] if n else 1
+        self.conn.execute(f"UPDATE {SEQ_TABLE} SET next = ? WHERE entity = ?", (n + 1, e.name))
+        if e.pk_type == FieldType.integer:
+            return None  # SQLite assigns the rowid
+        from .seed import default_id_prefix
+        prefix = e.id_prefix or default_id_prefix(e.name)
+        return f"{prefix}{n:05d}"
+
+    def _create(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
+        e = t.ent
+        row: dict[str, Any] = {c: None for c in e.cols}
+        row.update(e.defaults)
+        argmap: dict[str, str] = {}
+        for pname, fname in t.field_params:
+            if pname in a:
+                row[fname] = a[pname]
+                argmap[fname] = pname
+        key_param = t.spec.key_param
+        if key_param is not None and key_param.name in a:
+            row[e.pk] = a[key_param.name]
+        self._check_refs(t, row, argmap)
+        self._check_conditions(t, row, a)
+        own: dict[str, Any] = {}
+        if row.get(e.pk) is None:
+            row[e.pk] = self._next_id(e)
+        elif self.conn.execute(e.sql_exists, (row[e.pk],)).fetchone() is not None:
+            raise ConstraintError(f"{t.name}: {e.name} {json.dumps(row[e.pk])} already exists", tool=t.name)
+        self._apply_effects(t, row, a, own)
+        row.update(own)
+        for c in e.cols:
+            if row[c] is None and c not in e.nullable and c != e.pk:
+                raise ArgumentError(f"{t.name}: {e.name}.{c} must be set; pass it as an argument", tool=t.name, argument=c)
+        cols = [c for c in e.cols if not (c == e.pk and row[c] is None)]
+        sql = f"INSERT INTO {_q(e.name)} ({', '.join(_q(c) for c in cols)}) VALUES ({', '.join('?' * len(cols))})"
+        cur = self.conn.execute(sql, tuple(to_db(e.types[c], row[c]) for c in cols))
+        if row[e.pk] is None:
+            row[e.pk] = cur.lastrowid
+        self._call_touched.append((e.name, row[e.pk], None))
+        return self._row_out(t, e, row)
+
+    def _row_out(self, t: _Tool, e: _Entity, row: dict[str, Any]) -> dict[str, Any]:
+        # Round-trip through DB representation so results equal what a later get returns.
+        vals = tuple(to_db(e.types[c], row[c]) for c in e.cols)
+        return e.to_json(vals, t.returns)
+
+    def _update(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
+        e = t.ent
+        old = self._fetch(t, a)
+        row = dict(zip(e.cols, old))
+        row = {c: e.db_to_py(c, v) for c, v in row.items()}
+        vals: dict[str, Any] = {}
+        argmap: dict[str, str] = {}
+        for pname, fname in t.field_params:
+            if pname in a:
+                vals[fname] = a[pname]
+                argmap[fname] = pname
+        if not vals:
+            names = ", ".join(p for p, _ in t.field_params)
+            raise ArgumentError(f"{t.name}: nothing to update; pass at least one of: {names}", tool=t.name)
+        self._check_conditions(t, row, a)
+        row.update(vals)
+        self._check_refs(t, vals, argmap)
+        own: dict[str, Any] = {}
+        self._apply_effects(t, row, a, own)
+        vals.update(own)
+        row.update(own)
+        self._write_update(e, a[t.key], vals, old)
+        return self._row_out(t, e, row)
+
+    def _delete(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
+        e = t.ent
+        old = self._fetch(t, a)
+        row = {c: e.db_to_py(c, v) for c, v in zip(e.cols, old)}
+        self._check_conditions(t, row, a)
+        key = a[t.key]
+        for table, col in e.referenced_by:
+            if table == e.name and col == e.pk:
+                continue
+            hit = self.conn.execute(f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? LIMIT 1", (key,)).fetchone()
+            if hit is not None:
+                raise ConstraintError(
+                    f"{t.name}: cannot delete {e.name} {json.dumps(key)}: it is still referenced by a {table} ({col})",
+                    tool=t.name)
+        self._apply_effects(t, row, a, {})
+        self.conn.execute(e.sql_delete, (key,))
+        self._call_touched.append((e.name, key, old))
+        return {"deleted": True, e.pk: key}
+
+    def _action(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
+        e = t.ent
+        old = self._fetch(t, a)
+        row = {c: e.db_to_py(c, v) for c, v in zip(e.cols, old)}
+        self._check_conditions(t, row, a)
+        vals: dict[str, Any] = {}
+        for pname, fname in t.field_params:
+            if pname in a:
+                vals[fname] = a[pname]
+        row.update(vals)
+        own: dict[str, Any] = {}
+        self._apply_effects(t, row, a, own)
+        vals.update(own)
+        if vals:
+            self._write_update(e, a[t.key], vals, old)
+        return self._row_out(t, e, row)
+
+    def _integrity(self, t: _Tool, err: sqlite3.IntegrityError) -> RuntimeToolError:
+        msg = str(err)
+        if msg.startswith("UNIQUE constraint failed"):
+            cols = msg.split(":", 1)[1].strip()
+            col = cols.split(".")[-1]
+            arg = next((p for p, f in t.field_params if f == col), col)
+            return ConstraintError(f"{t.name}: another {t.ent.name} already has this {col}; choose a different '{arg}'",
+                                   tool=t.name, argument=arg)
+        if msg.startswith("NOT NULL constraint failed"):
+            col = msg.split(":", 1)[1].strip().split(".")[-1]
+            return ArgumentError(f"{t.name}: {col} must be set", tool=t.name, argument=col)
+        if "FOREIGN KEY" in msg:
+            return ConstraintError(f"{t.name}: the change would break a reference between records", tool=t.name)
+        return ConstraintError(f"{t.name}: {msg}", tool=t.name)
+
+
+def _compare(actual: Any, op: str, expected: Any) -> bool:
+    if op == "is_null":
+        return actual is None
+    if op == "not_null":
+        return actual is not None
+    if op == "eq":
+        return actual == expected
+    if op == "ne":
+        return actual != expected
+    if op == "in":
+        return actual in (expected or [])
+    if op == "not_in":
+        return actual not in (expected or [])
+    if actual is None or expected is None:
+        return False
+    try:
+        if op == "gt":
+            return actual > expected
+        if op == "gte":
+            return actual >= expected
+        if op == "lt":
+            return actual < expected
+        if op == "lte":
+            return actual <= expected
+    except TypeError:
+        return False
+    raise ValueError(op)

@@ -1,0 +1,149 @@
+"""Argument validation for tool calls, compiled once per tool.
+
+This is the hot path of every call, so each tool gets a small compiled checker rather
+than a general JSON Schema validation (which costs more than the SQL it guards). The
+JSON Schema a client sees (``tool_input_schema``) and this checker come from the same
+ParamSpecs; the verifier checks the two agree.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any, Callable
+
+from ..errors import ArgumentError
+from ..spec import FieldType, ParamSpec, ToolKind, ToolSpec
+
+__all__ = ["compile_validator", "ArgValidator", "to_db"]
+
+_TYPE_WORD = {
+    FieldType.string: "a string",
+    FieldType.integer: "an integer",
+    FieldType.number: "a number",
+    FieldType.boolean: "true or false",
+    FieldType.date: "a date as YYYY-MM-DD",
+    FieldType.datetime: "a date-time as YYYY-MM-DDTHH:MM:SS",
+    FieldType.enum: "one of the allowed values",
+    FieldType.object: "a JSON object",
+    FieldType.array: "a JSON array",
+}
+
+
+def _is_date(v: Any) -> bool:
+    if not isinstance(v, str) or len(v) != 10:
+        return False
+    try:
+        dt.date.fromisoformat(v)
+        return True
+    except ValueError:
+        return False
+
+
+def _is_datetime(v: Any) -> bool:
+    if not isinstance(v, str) or len(v) < 16:
+        return False
+    try:
+        dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
+        return True
+    except ValueError:
+        return False
+
+
+_CHECKS: dict[FieldType, Callable[[Any], bool]] = {
+    FieldType.string: lambda v: isinstance(v, str),
+    FieldType.integer: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    FieldType.number: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    FieldType.boolean: lambda v: isinstance(v, bool),
+    FieldType.date: _is_date,
+    FieldType.datetime: _is_datetime,
+    FieldType.enum: lambda v: isinstance(v, str),
+    FieldType.object: lambda v: isinstance(v, dict),
+    FieldType.array: lambda v: isinstance(v, list),
+}
+
+
+def to_db(ftype: FieldType, v: Any) -> Any:
+    """A validated Python value as stored in SQLite."""
+    if v is None:
+        return None
+    if ftype == FieldType.boolean:
+        return 1 if v else 0
+    if ftype in (FieldType.object, FieldType.array):
+        return json.dumps(v, sort_keys=True)
+    if ftype == FieldType.number:
+        return float(v)
+    return v
+
+
+class ArgValidator:
+    """Checks one tool's arguments; returns them with defaults filled in."""
+
+    def __init__(self, tool: ToolSpec):
+        self.tool = tool
+        self.params: dict[str, ParamSpec] = {p.name: p for p in tool.params}
+        self.required = [p.name for p in tool.params if p.required]
+        extra: dict[str, tuple[FieldType, list[str] | None, float | None, float | None]] = {}
+        if tool.kind == ToolKind.list:
+            extra["limit"] = (FieldType.integer, None, 1, tool.max_page_size)
+            extra["offset"] = (FieldType.integer, None, 0, None)
+            if tool.sort and tool.sort.fields:
+                extra["sort_by"] = (FieldType.enum, list(tool.sort.fields), None, None)
+                extra["sort_order"] = (FieldType.enum, ["asc", "desc"], None, None)
+        self.extra = {k: v for k, v in extra.items() if k not in self.params}
+        self.allowed = sorted(set(self.params) | set(self.extra))
+        self._enums = {p.name: set(p.enum) for p in tool.params if p.enum}
+
+    def _fail(self, arg: str | None, msg: str) -> ArgumentError:
+        return ArgumentError(f"{self.tool.name}: {msg}", tool=self.tool.name, argument=arg)
+
+    def _check_value(self, name: str, ftype: FieldType, enum: list[str] | set[str] | None,
+                     lo: float | None, hi: float | None, v: Any) -> None:
+        if not _CHECKS[ftype](v):
+            raise self._fail(name, f"argument '{name}' must be {_TYPE_WORD[ftype]}, got {json.dumps(v)[:60]}")
+        if enum is not None and v not in enum:
+            allowed = ", ".join(sorted(map(str, enum)))
+            raise self._fail(name, f"argument '{name}' must be one of [{allowed}], got {json.dumps(v)[:60]}")
+        if lo is not None and v < lo:
+            raise self._fail(name, f"argument '{name}' must be >= {lo:g}, got {v}")
+        if hi is not None and v > hi:
+            raise self._fail(name, f"argument '{name}' must be <= {hi:g}, got {v}")
+
+    def __call__(self, args: dict[str, Any] | None) -> dict[str, Any]:
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise self._fail(None, f"arguments must be a JSON object, got {type(args).__name__}")
+        for k in args:
+            if k not in self.params and k not in self.extra:
+                raise self._fail(k, f"unknown argument '{k}'; valid arguments: {', '.join(self.allowed) or '(none)'}")
+        for r in self.required:
+            if args.get(r) is None:
+                p = self.params[r]
+                hint = f" ({p.description})" if p.description else ""
+                raise self._fail(r, f"missing required argument '{r}'{hint}")
+        out: dict[str, Any] = {}
+        for k, v in args.items():
+            if v is None:
+                continue
+            p = self.params.get(k)
+            if p is not None:
+                if p.op == "in":
+                    if not isinstance(v, list) or not v:
+                        raise self._fail(k, f"argument '{k}' must be a non-empty JSON array")
+                    for item in v:
+                        self._check_value(k, p.type, self._enums.get(k), p.minimum, p.maximum, item)
+                else:
+                    self._check_value(k, p.type, self._enums.get(k), p.minimum, p.maximum, v)
+            else:
+                ftype, enum, lo, hi = self.extra[k]
+                self._check_value(k, ftype, enum, lo, hi, v)
+            out[k] = v
+        for p in self.tool.params:
+            if p.default is not None and p.name not in out:
+                out[p.name] = p.default
+        return out
+
+
+def compile_validator(tool: ToolSpec) -> ArgValidator:
+    return ArgValidator(tool)

@@ -1,0 +1,48 @@
+"""The environment specification: the contract between stages (plain pydantic)."""
+
+from .io import dump_spec, find_specs, load_spec, parse_spec, save_spec, spec_digest, spec_json_schema
+from .model import (
+    SPEC_VERSION,
+    Condition,
+    Effect,
+    EntitySeed,
+    EntitySpec,
+    EnvSpec,
+    FieldSpec,
+    FieldType,
+    GeneratorSpec,
+    ParamSpec,
+    SeedSpec,
+    SortSpec,
+    ToolKind,
+    ToolSpec,
+)
+from .schema import field_json_schema, param_json_schema, tool_input_schema, tool_output_schema
+
+__all__ = [
+    "SPEC_VERSION",
+    "Condition",
+    "Effect",
+    "EntitySeed",
+    "EntitySpec",
+    "EnvSpec",
+    "FieldSpec",
+    "FieldType",
+    "GeneratorSpec",
+    "ParamSpec",
+    "SeedSpec",
+    "SortSpec",
+    "ToolKind",
+    "ToolSpec",
+    "dump_spec",
+    "find_specs",
+    "load_spec",
+    "parse_spec",
+    "save_spec",
+    "spec_digest",
+    "spec_json_schema",
+    "field_json_schema",
+    "param_json_schema",
+    "tool_input_schema",
+    "tool_output_schema",
+]
