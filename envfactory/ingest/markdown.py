@@ -33,11 +33,13 @@ _BULLET_PARAM = re.compile(
     r"^\s*[-*+]\s+`([A-Za-z_][\w.\[\]:-]*)`\s*(?:\(([^)]*)\))?\s*(?:[-–—:]\s*|\s+)?(.*)$")
 _BULLET_PLAIN = re.compile(r"^\s*[-*+]\s+\*{0,2}([A-Za-z_][\w.\[\]-]*)\*{0,2}\s+[-–—:]\s+(.*)$")
 _DEF_TERM = re.compile(r"^:?[A-Za-z_][\w.\[\]-]*$")
-_SHORTCODE = re.compile(r"\{\{<\s*/?\s*([\w-]+)[^>]*>\}\}")
+_SHORTCODE = re.compile(r"\{\{[<%]\s*/?\s*([\w-]+)[^>%]*[>%]\}\}")
 _TYPE_WORDS = {"string": "string", "integer": "integer", "int": "integer", "number": "number",
                "float": "number", "boolean": "boolean", "bool": "boolean", "hash": "object",
                "object": "object", "array": "array", "date": "string", "datetime": "string"}
 _WRITE = {"post", "put", "patch"}
+_HEADERS = {"authorization", "idempotency-key", "content-type", "accept", "user-agent", "if-match",
+            "if-none-match", "cookie", "accept-language"}
 
 
 def singular(word: str) -> str:
@@ -141,7 +143,8 @@ def _parse_json_block(text: str) -> Any:
         except (ValueError, RecursionError):
             continue
     # tolerate "..." elisions and trailing commas, common in docs
-    cleaned = re.sub(r",\s*([}\]])", r"\1", re.sub(r"^\s*(\.\.\.|…)\s*,?\s*$", "", t, flags=re.M))
+    cleaned = re.sub(r"^\s*(\.\.\.|…|//.*|#.*)\s*,?\s*$", "", t, flags=re.M)  # elisions, comments
+    cleaned = re.sub(r",\s*([}\]])", r"\1", cleaned)
     try:
         return json.loads(cleaned)
     except (ValueError, RecursionError):
@@ -271,6 +274,9 @@ class _Parser:
             em = _AT_START.match(line)
             if em:
                 op = self._new_op(em.group(1), em.group(2), heading, anchor, not section_ops)
+                prose = _strip_md(line[em.end():]).strip(" -:→")
+                if len(prose) > 3 and not prose.startswith(("[", "HTTP/")):
+                    op.description.append(_strip_md(line).lstrip("-*+ "))
                 link = re.search(r"\]\((#[\w-]+)\)", line)
                 if link:
                     op.link = link.group(1)[1:]
@@ -346,7 +352,7 @@ class _Parser:
         path, _ = normalize_path(op.raw_path)
         if "{" + name.lstrip(":") + "}" in path or name.startswith(":") or "path" in context:
             return "path"
-        if "header" in context:
+        if "header" in context or name.lower() in _HEADERS or name.lower().startswith("x-"):
             return "header"
         if "query" in context:
             return "query"
@@ -442,7 +448,9 @@ class _Parser:
             for op in self.ops:
                 raw = op.raw_path.split("?")[0]
                 if len(raw) > 1 and url.split("?")[0].endswith(raw):
-                    return url.split("?")[0][: -len(raw)] or None
+                    base = url.split("?")[0][: -len(raw)]
+                    # curl samples write account ids as shell variables: $ACCOUNT_ID -> {account_id}
+                    return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: "{" + m.group(1).lower() + "}", base) or None
         return None
 
     def _operation(self, op: _Op) -> Operation:

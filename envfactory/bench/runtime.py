@@ -1,0 +1,184 @@
+"""``envfactory bench runtime``: tool-call latency through the runtime vs raw sqlite3.
+
+The floor is the same SQL run on raw ``sqlite3`` prepared statements, in this process, on
+a copy of the same template, so the ratio says what the runtime's validation, checks,
+bookkeeping and JSON conversion cost on this machine today.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import psutil
+
+from ..runtime import Environment
+
+__all__ = ["RuntimeBenchReport", "run_runtime_bench", "OpFigure"]
+
+
+@dataclass
+class OpFigure:
+    name: str
+    runtime_us: tuple[float, float]  # median, p99
+    floor_us: tuple[float, float]
+
+    @property
+    def ratio(self) -> float:
+        return self.runtime_us[0] / self.floor_us[0] if self.floor_us[0] else float("inf")
+
+
+@dataclass
+class RuntimeBenchReport:
+    env: str
+    rows: int
+    ops: list[OpFigure] = field(default_factory=list)
+    new_session_us: tuple[float, float] = (0.0, 0.0)
+    hash_after_write_us: tuple[float, float] = (0.0, 0.0)
+    full_hash_us: float = 0.0
+    session_mem_kib: float = 0.0
+    sessions_opened: int = 0
+
+
+def _stats(samples: list[int]) -> tuple[float, float]:
+    s = sorted(samples)
+    med = statistics.median(s) / 1000
+    p99 = s[min(len(s) - 1, int(len(s) * 0.99))] / 1000
+    return med, p99
+
+
+def _time(fn: Callable[[int], object], n: int, warmup: int = 50) -> tuple[float, float]:
+    for i in range(min(warmup, n)):
+        fn(i)
+    samples = []
+    pc = time.perf_counter_ns
+    for i in range(n):
+        t0 = pc()
+        fn(i)
+        samples.append(pc() - t0)
+    return _stats(samples)
+
+
+def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) -> RuntimeBenchReport:
+    """Measure the travel reference environment (``trip_desk``): needs its tools and entities."""
+    rows = sum(env.row_counts().values())
+    rep = RuntimeBenchReport(env=env.name, rows=rows)
+    gc.collect()
+
+    s = env.new_session()
+    raw = env.new_session().conn  # same bytes, driven directly
+    flight_ids = [r[0] for r in s.query("SELECT flight_id FROM flight ORDER BY flight_id")]
+    traveler_ids = [r[0] for r in s.query("SELECT traveler_id FROM traveler ORDER BY traveler_id")]
+    flight_cols = ", ".join(f'"{c}"' for c in env.spec.entity("flight").fields and [f.name for f in env.spec.entity("flight").fields])
+
+    # get by id
+    def rt_get(i: int) -> object:
+        return s.call("get_flight", {"flight_id": flight_ids[i % len(flight_ids)]})
+
+    sql_get = f'SELECT {flight_cols} FROM flight WHERE flight_id = ?'
+
+    def raw_get(i: int) -> object:
+        return raw.execute(sql_get, (flight_ids[i % len(flight_ids)],)).fetchone()
+
+    rep.ops.append(OpFigure("get by id", _time(rt_get, n), _time(raw_get, n)))
+
+    # filtered search, limit 10
+    cabins = ["economy", "premium_economy", "business", "first"]
+
+    def rt_search(i: int) -> object:
+        return s.call("search_flights", {"cabin": cabins[i % 4], "max_price": 400.0 + i % 500, "limit": 10})
+
+    sql_search = (f"SELECT {flight_cols} FROM flight WHERE cabin = ? AND price <= ? "
+                  "ORDER BY departure_time ASC, flight_id ASC LIMIT ? OFFSET ?")
+
+    def raw_search(i: int) -> object:
+        return raw.execute(sql_search, (cabins[i % 4], 400.0 + i % 500, 11, 0)).fetchall()
+
+    rep.ops.append(OpFigure("search (filters, limit 10)", _time(rt_search, n), _time(raw_search, n)))
+
+    # create
+    def rt_create(i: int) -> object:
+        return s.call("create_traveler", {"first_name": "Ada", "last_name": f"Bench{i}",
+                                          "email": f"rt{i}@bench.example", "date_of_birth": "1990-01-01"})
+
+    raw.isolation_level = None
+    seq = [100000]
+
+    def raw_create(i: int) -> object:
+        raw.execute("BEGIN")
+        seq[0] += 1
+        raw.execute("UPDATE _envfactory_seq SET next = ? WHERE entity = ?", (seq[0], "traveler"))
+        raw.execute("INSERT INTO traveler (traveler_id, first_name, last_name, email, phone, date_of_birth, "
+                    "loyalty_tier, loyalty_points) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (f"TX{seq[0]}", "Ada", f"Bench{i}", f"raw{i}@bench.example", None, "1990-01-01", "none", 0))
+        raw.execute("COMMIT")
+        return None
+
+    rep.ops.append(OpFigure("create", _time(rt_create, n, warmup=0), _time(raw_create, n, warmup=0)))
+
+    # update
+    def rt_update(i: int) -> object:
+        return s.call("update_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)], "phone": f"+1-555-{i:07d}"})
+
+    def raw_update(i: int) -> object:
+        raw.execute("UPDATE traveler SET phone = ? WHERE traveler_id = ?", (f"+1-555-{i:07d}", traveler_ids[i % len(traveler_ids)]))
+        return None
+
+    rep.ops.append(OpFigure("update", _time(rt_update, n), _time(raw_update, n)))
+
+    # action: cancel a confirmed booking (status, timestamp, seats back on the flight)
+    eligible = [r[0] for r in s.query("SELECT booking_id FROM booking WHERE status IN ('pending','confirmed') ORDER BY booking_id")]
+    m = min(len(eligible), n)
+
+    def rt_action(i: int) -> object:
+        return s.call("cancel_booking", {"booking_id": eligible[i]})
+
+    def raw_action(i: int) -> object:
+        raw.execute("BEGIN")
+        b = raw.execute("SELECT status, flight_id, passengers FROM booking WHERE booking_id = ?", (eligible[i],)).fetchone()
+        raw.execute("UPDATE booking SET status = ?, cancelled_at = ? WHERE booking_id = ?",
+                    ("cancelled", "2026-06-01T09:00:00", eligible[i]))
+        raw.execute("UPDATE flight SET seats_available = seats_available + ? WHERE flight_id = ?", (b[2], b[1]))
+        raw.execute("COMMIT")
+        return None
+
+    rep.ops.append(OpFigure("action (cancel booking)", _time(rt_action, m, warmup=0), _time(raw_action, m, warmup=0)))
+
+    # new session
+    def open_close(i: int) -> object:
+        x = env.new_session()
+        x.close()
+        return None
+
+    rep.new_session_us = _time(open_close, 300, warmup=10)
+
+    # state hash after one write
+    h = env.new_session()
+    h.state_hash()
+    samples = []
+    for i in range(300):
+        h.call("update_traveler", {"traveler_id": traveler_ids[i], "phone": f"+44-{i}"})
+        t0 = time.perf_counter_ns()
+        h.state_hash()
+        samples.append(time.perf_counter_ns() - t0)
+    rep.hash_after_write_us = _stats(samples)
+    t0 = time.perf_counter_ns()
+    env._scan(h.conn.serialize())
+    rep.full_hash_us = (time.perf_counter_ns() - t0) / 1000
+    h.close()
+    s.close()
+
+    # memory of idle sessions
+    gc.collect()
+    proc = psutil.Process()
+    before = proc.memory_info().rss
+    opened = [env.new_session() for _ in range(sessions)]
+    after = proc.memory_info().rss
+    rep.session_mem_kib = (after - before) / 1024 / max(1, sessions)
+    rep.sessions_opened = len(opened)
+    for x in opened:
+        x.close()
+    return rep

@@ -1,0 +1,15 @@
+"""The envfactory command line (typer + rich). Thin: parse options, call one function, print."""
+
+from __future__ import annotations
+
+from ._app import app
+
+# Each module registers its commands on ``app``.
+from . import runtime_cmds  # noqa: F401,E402
+from . import bench_cmds  # noqa: F401,E402
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    app()

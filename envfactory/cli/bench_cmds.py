@@ -1,0 +1,48 @@
+"""envfactory bench ...: speed figures against floors measured in the same run."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from ..runtime import load_environment
+from ._app import app, console, env_dirs, handle_errors
+
+bench_app = typer.Typer(help="Benchmarks: figures and ratios against a floor measured in the same run.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+
+@bench_app.command("runtime")
+@handle_errors
+def bench_runtime(
+    domain: str = typer.Option("travel", "--domain", "-d", help="Domain holding the reference environment."),
+    env: str = typer.Option("trip_desk", "--env", "-e", help="Reference environment (needs the trip_desk tools)."),
+    n: int = typer.Option(2000, "--n", help="Calls per operation."),
+    sessions: int = typer.Option(1000, "--sessions", help="Idle sessions to open for the memory figure."),
+) -> None:
+    """Latency of tool calls through the runtime vs the same SQL on raw sqlite3; sessions, hashing, memory."""
+    from ..bench.runtime import run_runtime_bench
+
+    environment = load_environment(env_dirs(domain, env)[0])
+    with console.status("benchmarking the runtime ..."):
+        rep = run_runtime_bench(environment, n=n, sessions=sessions)
+    t = Table(title=f"bench runtime: {rep.env} ({rep.rows:,} rows), {n} calls per operation")
+    for c in ("operation", "runtime p50 µs", "runtime p99 µs", "raw sqlite3 p50 µs", "raw p99 µs", "ratio p50", "target"):
+        t.add_column(c, justify="left" if c == "operation" else "right")
+    for op in rep.ops:
+        ok = op.ratio <= 3.0
+        t.add_row(op.name, f"{op.runtime_us[0]:.1f}", f"{op.runtime_us[1]:.1f}", f"{op.floor_us[0]:.1f}",
+                  f"{op.floor_us[1]:.1f}", f"{op.ratio:.2f}x", "[green]<= 3x[/]" if ok else "[red]> 3x[/]")
+    console.print(t)
+    t2 = Table(title="sessions and state")
+    t2.add_column("figure")
+    t2.add_column("value", justify="right")
+    t2.add_column("target", justify="right")
+    t2.add_row("new session p50 / p99", f"{rep.new_session_us[0]:.0f} / {rep.new_session_us[1]:.0f} µs", "<= 1000 µs")
+    t2.add_row("state hash after one write p50 / p99", f"{rep.hash_after_write_us[0]:.1f} / {rep.hash_after_write_us[1]:.1f} µs", "<= 1000 µs")
+    t2.add_row("full rehash of every row (what incremental hashing avoids)", f"{rep.full_hash_us:,.0f} µs", "")
+    total_mb = rep.session_mem_kib * rep.sessions_opened / 1024
+    t2.add_row(f"RSS per idle session ({rep.sessions_opened} open)", f"{rep.session_mem_kib:,.0f} KiB ({total_mb:,.0f} MiB total)", "< 2 GiB total")
+    console.print(t2)
