@@ -15,7 +15,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envfactory.errors import ModelError
 
@@ -162,11 +162,14 @@ def normalize_messages(messages: Sequence[MessageLike]) -> list[ChatMessage]:
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise ModelError("messages must be a list of chat messages")
     out = []
-    for m in messages:
+    for i, m in enumerate(messages):
         if isinstance(m, ChatMessage):
             out.append(m)
         elif isinstance(m, Mapping):
-            out.append(ChatMessage.from_openai(m) if m.get("tool_calls") else ChatMessage.model_validate(dict(m)))
+            try:
+                out.append(ChatMessage.from_openai(m) if m.get("tool_calls") else ChatMessage.model_validate(dict(m)))
+            except ValidationError as e:
+                raise ModelError(f"chat message #{i} is invalid: {e.errors()[0]['msg']} ({dict(m)!r:.200})") from e
         else:
             raise ModelError(f"a chat message must be a ChatMessage or a dict, got {type(m).__name__}")
     return out
@@ -244,7 +247,10 @@ class ChatRequest(BaseModel):
         if isinstance(value, Mapping):
             data = dict(value)
             data["messages"] = normalize_messages(data.get("messages") or [])
-            return cls.model_validate(data)
+            try:
+                return cls.model_validate(data)
+            except ValidationError as e:
+                raise ModelError(f"invalid chat request: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}") from e
         return cls(messages=normalize_messages(value))
 
     def kwargs(self) -> dict[str, Any]:

@@ -328,6 +328,10 @@ class Session:
             raise ValueError("query() is read-only")
         return self.conn.execute(sql, params).fetchall()
 
+    def foreign_key_violations(self) -> list[tuple]:
+        """Rows whose foreign keys point nowhere (``PRAGMA foreign_key_check``); empty when intact."""
+        return self.conn.execute("PRAGMA foreign_key_check").fetchall()
+
     def close(self) -> None:
         if not self.closed:
             self.conn.close()

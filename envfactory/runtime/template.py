@@ -20,7 +20,6 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
-    Index,
     Integer,
     MetaData,
     String,
@@ -71,10 +70,7 @@ def build_metadata(spec: EnvSpec) -> MetaData:
                 unique=f.unique and not is_pk,
                 autoincrement=is_pk and f.type == FieldType.integer,
             ))
-        t = Table(ent.name, md, *cols)
-        for f in ent.fields:
-            if f.ref and f.name != ent.primary_key:
-                Index(f"ix_{ent.name}_{f.name}", t.c[f.name])
+        Table(ent.name, md, *cols)
     Table(SEQ_TABLE, md, Column("entity", String, primary_key=True), Column("next", Integer, nullable=False))
     Table(META_TABLE, md, Column("key", String, primary_key=True), Column("value", String, nullable=False))
     return md
@@ -87,6 +83,12 @@ def build_template(spec: EnvSpec) -> bytes:
         engine = create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
         build_metadata(spec).create_all(engine)
         engine.dispose(close=False)
+        # Foreign-key indexes, in a fixed order (SQLAlchemy keeps Index objects in a set,
+        # which would make the file's bytes depend on hash randomization).
+        for ent in entity_order(spec):
+            for f in ent.fields:
+                if f.ref and f.name != ent.primary_key:
+                    conn.execute(f'CREATE INDEX "ix_{ent.name}_{f.name}" ON "{ent.name}" ("{f.name}")')
         data = build_seed_rows(spec)
         with conn:
             for ent in entity_order(spec):

@@ -326,3 +326,10 @@ def test_vllm_text_tool_calls_are_recovered(text, content, calls):
 def test_vllm_text_tool_call_with_bad_json_is_flagged():
     _, (call,) = parse_text_tool_calls("<tool_call>{oops</tool_call>")
     assert not call.is_valid
+
+
+def test_an_invalid_message_is_a_model_error_before_any_request():
+    with ScriptedOpenAIServer(["unused"]) as srv, make(srv) as model:
+        with pytest.raises(ModelError, match="chat message #0 is invalid"):
+            model.complete([{"role": "robot", "content": "hi"}])
+        assert srv.chat_requests == []

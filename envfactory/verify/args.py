@@ -1,0 +1,456 @@
+"""Arguments that should succeed: drawn from the session's current rows and the tool's spec.
+
+``valid_args`` reads the state with read-only SQL (``Session.query``) and the spec, never the
+runtime's own SQL, so a verifier built on it checks the runtime rather than agreeing with it:
+keys and foreign keys come from existing rows that satisfy the tool's preconditions (also
+conditions through a foreign key, ``flight_id.status``), numbers stay within bounds, unique
+fields get fresh values, and arguments compared by a precondition (``seats_available >=
+passengers``) are chosen to satisfy it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+from typing import Any
+
+from ..spec import Condition, EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, ToolKind, ToolSpec
+
+__all__ = ["valid_args", "row_value", "compare", "condition_sql", "q"]
+
+_TRIES = 12
+
+
+def q(name: str) -> str:
+    """A quoted SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def row_value(ftype: FieldType, v: Any) -> Any:
+    """A stored SQLite value as the JSON value a tool returns."""
+    if v is None:
+        return None
+    if ftype == FieldType.boolean:
+        return bool(v)
+    if ftype in (FieldType.object, FieldType.array) and isinstance(v, str):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
+
+
+def db_value(ftype: FieldType | None, v: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return 1 if v else 0
+    if ftype in (FieldType.object, FieldType.array) and not isinstance(v, str):
+        return json.dumps(v, sort_keys=True)
+    return v
+
+
+def compare(actual: Any, op: str, expected: Any) -> bool:
+    """Precondition semantics, written independently of the runtime."""
+    if op == "is_null":
+        return actual is None
+    if op == "not_null":
+        return actual is not None
+    if op == "eq":
+        return actual == expected
+    if op == "ne":
+        return actual != expected
+    if op == "in":
+        return actual in (expected or [])
+    if op == "not_in":
+        return actual not in (expected or [])
+    if actual is None or expected is None:
+        return False
+    try:
+        return {"gt": actual > expected, "gte": actual >= expected,
+                "lt": actual < expected, "lte": actual <= expected}[op]
+    except TypeError:
+        return False
+
+
+def condition_sql(col: str, c: Condition, ftype: FieldType | None) -> tuple[str, list[Any]] | None:
+    """SQL for a literal-valued condition on ``col`` (None when it can only be checked in Python)."""
+    if c.value_param or ftype in (FieldType.object, FieldType.array):
+        return None
+    v = c.value
+    if c.op == "is_null":
+        return f"{col} IS NULL", []
+    if c.op == "not_null":
+        return f"{col} IS NOT NULL", []
+    if c.op == "eq":
+        return f"{col} IS ?", [db_value(ftype, v)]
+    if c.op == "ne":
+        return f"{col} IS NOT ?", [db_value(ftype, v)]
+    if c.op in ("in", "not_in"):
+        vals = [db_value(ftype, x) for x in (v or [])]
+        non_null = [x for x in vals if x is not None]
+        has_null = len(non_null) != len(vals)
+        marks = ", ".join("?" * len(non_null))
+        if c.op == "in":
+            parts = [f"{col} IN ({marks})"] if non_null else []
+            if has_null:
+                parts.append(f"{col} IS NULL")
+            return ("(" + " OR ".join(parts) + ")") if parts else "0", non_null
+        parts = [f"{col} NOT IN ({marks})"] if non_null else ["1"]
+        return (f"({col} IS NOT NULL AND {parts[0]})" if has_null else f"({col} IS NULL OR {parts[0]})"), non_null
+    sym = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[c.op]
+    if v is None:
+        return "0", []
+    return f"{col} {sym} ?", [db_value(ftype, v)]
+
+
+class _Ctx:
+    def __init__(self, session: Any, spec: EnvSpec, tool: ToolSpec, rng: random.Random):
+        self.session = session
+        self.spec = spec
+        self.tool = tool
+        self.rng = rng
+        self.ent = spec.entity(tool.entity)
+        self.clock = dt.datetime.fromisoformat(spec.clock)
+
+    def path_type(self, path: str) -> FieldType | None:
+        parts = path.split(".")
+        f = self.ent.field(parts[0])
+        if len(parts) == 2:
+            return self.spec.entity(f.ref).field(parts[1]).type  # type: ignore[arg-type]
+        return f.type
+
+    def pick_rows(self, ent: EntitySpec, conds: list[tuple[str, Condition]], k: int,
+                  extra: list[str] | None = None) -> list[dict[str, Any]]:
+        """Up to ``k`` random rows of ``ent`` meeting the literal conditions (paths relative to ``ent``)."""
+        joins: dict[str, str] = {}
+        where: list[str] = list(extra or [])
+        params: list[Any] = []
+        for path, c in conds:
+            parts = path.split(".")
+            if len(parts) == 2:
+                fk = ent.field(parts[0])
+                target = self.spec.entity(fk.ref)  # type: ignore[arg-type]
+                alias = f"j_{parts[0]}"
+                joins[alias] = (f" LEFT JOIN {q(target.name)} AS {alias} "
+                                f"ON {alias}.{q(target.primary_key)} = t.{q(parts[0])}")
+                col, ftype = f"{alias}.{q(parts[1])}", target.field(parts[1]).type
+            else:
+                col, ftype = f"t.{q(path)}", ent.field(path).type
+            sql = condition_sql(col, c, ftype)
+            if sql is not None:
+                where.append(sql[0])
+                params.extend(sql[1])
+        base = f"FROM {q(ent.name)} AS t" + "".join(joins.values())
+        if where:
+            base += " WHERE " + " AND ".join(where)
+        n = self.session.query(f"SELECT COUNT(*) {base}", params)[0][0]
+        if n == 0:
+            return []
+        cols = ", ".join(f"t.{q(f.name)}" for f in ent.fields)
+        offsets = sorted(self.rng.sample(range(n), min(k, n)))
+        out = []
+        for off in offsets:
+            r = self.session.query(f"SELECT {cols} {base} ORDER BY t.{q(ent.primary_key)} LIMIT 1 OFFSET ?",
+                                   [*params, off])
+            if r:
+                out.append({f.name: row_value(f.type, v) for f, v in zip(ent.fields, r[0])})
+        self.rng.shuffle(out)
+        return out
+
+    def path_value(self, row: dict[str, Any], path: str) -> Any:
+        parts = path.split(".")
+        if len(parts) == 1:
+            return row.get(path)
+        key = row.get(parts[0])
+        if key is None:
+            return None
+        target = self.spec.entity(self.ent.field(parts[0]).ref)  # type: ignore[arg-type]
+        f = target.field(parts[1])
+        r = self.session.query(f"SELECT {q(f.name)} FROM {q(target.name)} WHERE {q(target.primary_key)} = ?", [key])
+        return row_value(f.type, r[0][0]) if r else None
+
+    def fresh(self, ent: EntitySpec, f: FieldSpec, p: ParamSpec) -> Any:
+        for _ in range(20):
+            v = self.gen_value(p, f, unique=True)
+            if not self.session.query(f"SELECT 1 FROM {q(ent.name)} WHERE {q(f.name)} = ? LIMIT 1",
+                                      [db_value(f.type, v)]):
+                return v
+        return v
+
+    def gen_value(self, p: ParamSpec, f: FieldSpec | None, unique: bool = False) -> Any:
+        rng = self.rng
+        t = p.type
+        enum = p.enum or (f.enum if f is not None else None)
+        if enum:
+            return rng.choice(enum) if t in (FieldType.enum, FieldType.string) else enum[0]
+        lo, hi = p.minimum, p.maximum
+        if t == FieldType.integer:
+            a = int(lo) if lo is not None else (1 if hi is None or hi >= 1 else int(hi) - 5)
+            b = int(hi) if hi is not None else max(a, 1) + (100000 if unique else 4)
+            return rng.randint(a, max(a, b))
+        if t == FieldType.number:
+            a = lo if lo is not None else (1.0 if hi is None or hi >= 1 else hi - 10)
+            b = hi if hi is not None else a + 500
+            return round(rng.uniform(a, b), 2) if b - a > 0.02 else a
+        if t == FieldType.boolean:
+            return rng.random() < 0.5
+        if t == FieldType.date:
+            return (self.clock.date() + dt.timedelta(days=rng.randint(1, 90))).isoformat()
+        if t == FieldType.datetime:
+            return (self.clock + dt.timedelta(days=rng.randint(1, 90), hours=rng.randint(0, 23))).isoformat(
+                timespec="seconds")
+        if t == FieldType.object:
+            return {}
+        if t == FieldType.array:
+            return []
+        name = (f.name if f is not None else p.name)
+        n = rng.randint(10000, 99999)
+        if "email" in name:
+            return f"verify.{n}@example.com"
+        if unique:
+            return f"V{n}{rng.randint(100, 999)}"
+        return f"{name.replace('_', ' ').title()} {n}"
+
+    def row_param_value(self, p: ParamSpec, f: FieldSpec, v: Any) -> Any:
+        """A row value as an argument of ``p`` (None when it does not fit the parameter)."""
+        if v is None:
+            return None
+        if p.enum and v not in p.enum:
+            return None
+        if p.type in (FieldType.integer, FieldType.number) and isinstance(v, (int, float)) and not isinstance(v, bool):
+            if p.type == FieldType.integer and not float(v).is_integer():
+                return None
+            if (p.minimum is not None and v < p.minimum) or (p.maximum is not None and v > p.maximum):
+                return None
+            return int(v) if p.type == FieldType.integer else v
+        if p.type in (FieldType.string, FieldType.enum) and isinstance(v, str):
+            return v
+        if p.type == FieldType.date and isinstance(v, str) and len(v) >= 10:
+            return v[:10]
+        if p.type == FieldType.datetime and isinstance(v, str) and len(v) >= 16:
+            return v if "T" in v else None
+        if p.type == FieldType.boolean and isinstance(v, bool):
+            return v
+        return None
+
+
+def _shift(v: Any, ftype: FieldType | None, delta: int) -> Any:
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, (int, float)):
+        return v + delta
+    if isinstance(v, str):
+        try:
+            if len(v) == 10:
+                return (dt.date.fromisoformat(v) + dt.timedelta(days=delta)).isoformat()
+            return (dt.datetime.fromisoformat(v) + dt.timedelta(days=delta)).isoformat(timespec="seconds")
+        except ValueError:
+            return v
+    return v
+
+
+def _solve_param(ctx: _Ctx, p: ParamSpec, op: str, actual: Any) -> Any:
+    """A value of parameter ``p`` such that ``actual <op> value`` holds (None: give up)."""
+    if actual is None:
+        return None
+    if p.type in (FieldType.integer, FieldType.number) and isinstance(actual, (int, float)):
+        lo = p.minimum if p.minimum is not None else (1 if p.type == FieldType.integer else 0.01)
+        hi = p.maximum if p.maximum is not None else max(lo, actual) + 10
+        step = 1 if p.type == FieldType.integer else 0.01
+        if op in ("gte", "gt"):
+            hi = min(hi, actual - (step if op == "gt" else 0))
+        elif op in ("lte", "lt"):
+            lo = max(lo, actual + (step if op == "lt" else 0))
+        elif op == "eq":
+            lo = hi = actual
+        if lo > hi:
+            return None
+        if p.type == FieldType.integer:
+            import math
+            a, b = math.ceil(lo), math.floor(hi)
+            if a > b:
+                return None
+            # small values keep later calls possible (seats, stock)
+            return ctx.rng.randint(a, min(b, a + 2))
+        return round(ctx.rng.uniform(lo, hi), 2)
+    if op in ("eq", "gte", "lte", "in"):
+        return actual
+    if op in ("gt",):
+        return _shift(actual, None, -1)
+    if op in ("lt",):
+        return _shift(actual, None, 1)
+    return None
+
+
+def _field(ent: EntitySpec, name: str | None) -> FieldSpec | None:
+    if name is None or not ent.has_field(name):
+        return None
+    return ent.field(name)
+
+
+def valid_args(session: Any, env: Any, tool: ToolSpec, rng: random.Random) -> dict[str, Any] | None:
+    """Arguments for ``tool`` that should succeed on the session's current state, or None.
+
+    ``env`` is the Environment (or its EnvSpec). Deterministic for a state and ``rng`` state.
+    """
+    spec: EnvSpec = env if isinstance(env, EnvSpec) else env.spec
+    ctx = _Ctx(session, spec, tool, rng)
+    for _ in range(_TRIES):
+        try:
+            args = _attempt(ctx)
+        except _NoCall:
+            return None
+        if args is not None:
+            return args
+    return None
+
+
+class _NoCall(Exception):
+    pass
+
+
+def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
+    tool, ent, rng = ctx.tool, ctx.ent, ctx.rng
+    if tool.kind == ToolKind.list:
+        return _list_args(ctx)
+    args: dict[str, Any] = {}
+    row: dict[str, Any] = {}
+    literal = [(c.field, c) for c in tool.preconditions if not c.value_param]
+    if tool.kind in (ToolKind.get, ToolKind.update, ToolKind.delete, ToolKind.action):
+        key = tool.key_param
+        assert key is not None
+        extra = []
+        if tool.kind == ToolKind.delete:
+            for other in ctx.spec.entities:
+                for f in other.fields:
+                    if f.ref == ent.name:
+                        extra.append(f"NOT EXISTS (SELECT 1 FROM {q(other.name)} AS c "
+                                     f"WHERE c.{q(f.name)} = t.{q(ent.primary_key)})")
+        conds = literal if tool.kind != ToolKind.get else []
+        rows = ctx.pick_rows(ent, conds, 1, extra)
+        if not rows:
+            raise _NoCall
+        row = rows[0]
+        args[key.name] = row[ent.primary_key]
+    # other parameters
+    field_params = [p for p in tool.params if not p.key or tool.kind == ToolKind.create]
+    chosen: list[ParamSpec] = []
+    for p in field_params:
+        if p.key and tool.kind != ToolKind.create:
+            continue
+        if p.required:
+            chosen.append(p)
+        elif tool.kind in (ToolKind.get, ToolKind.delete):
+            continue
+        elif rng.random() < 0.5:
+            chosen.append(p)
+    if tool.kind == ToolKind.update and not any(p.field and not p.key for p in chosen):
+        opts = [p for p in tool.params if p.field and not p.key]
+        if not opts:
+            raise _NoCall
+        chosen.append(rng.choice(opts))
+    own: dict[str, Any] = {}  # field -> value the call writes (create: the new row)
+    for p in chosen:
+        f = _field(ent, p.field)
+        if f is not None and f.ref:
+            target = ctx.spec.entity(f.ref)
+            conds = [(path.split(".", 1)[1], c) for path, c in literal
+                     if tool.kind == ToolKind.create and path.startswith(f.name + ".")]
+            rows = ctx.pick_rows(target, conds, 1)
+            if not rows:
+                raise _NoCall
+            v = rows[0][target.primary_key]
+        elif f is not None and (f.unique or (p.key and tool.kind == ToolKind.create)):
+            v = ctx.fresh(ent, f, p)
+        else:
+            v = ctx.gen_value(p, f)
+            if f is not None and tool.kind == ToolKind.create:
+                lit = [c for path, c in literal if path == f.name]
+                for c in lit:
+                    if c.op == "eq":
+                        v = c.value
+                    elif c.op == "in" and c.value:
+                        v = rng.choice(list(c.value))
+                    elif c.op in ("ne", "not_in") and (p.enum or f.enum):
+                        ok = [x for x in (p.enum or f.enum or []) if compare(x, c.op, c.value)]
+                        if ok:
+                            v = rng.choice(ok)
+        args[p.name] = v
+        if f is not None:
+            own[f.name] = v
+    if tool.kind == ToolKind.create:
+        row = {f.name: f.default for f in ent.fields}
+        row.update(own)
+    # arguments compared by a precondition
+    by_name = {p.name: p for p in tool.params}
+    for c in tool.preconditions:
+        if not c.value_param:
+            continue
+        p = by_name[c.value_param]
+        if c.value_param not in args and not p.required:
+            continue  # the runtime skips a comparison with an absent argument
+        actual = ctx.path_value(row, c.field)
+        if tool.kind == ToolKind.create and "." not in c.field and c.field in own:
+            # both sides are arguments: keep the earlier, move the compared one
+            fp = next((x for x in tool.params if x.field == c.field and x.name in args), None)
+            if fp is not None and fp.name != c.value_param:
+                delta = {"gt": 1, "gte": 0, "lt": -1, "lte": 0, "eq": 0, "ne": 1}.get(c.op)
+                if delta is None:
+                    continue
+                nv = _shift(args[c.value_param], ctx.path_type(c.field), delta if delta else 0)
+                if delta == 0 and c.op in ("gte", "lte"):
+                    nv = _shift(args[c.value_param], None, 2 if c.op == "gte" else -2)
+                args[fp.name] = nv
+                row[c.field] = nv
+                continue
+        v = _solve_param(ctx, p, c.op, actual)
+        if v is None:
+            return None
+        args[c.value_param] = v
+        f = _field(ent, p.field)
+        if f is not None:
+            row[f.name] = v
+    # check every precondition as the call would see the row
+    if tool.kind != ToolKind.get:
+        for c in tool.preconditions:
+            if c.value_param and args.get(c.value_param) is None:
+                continue
+            expected = args.get(c.value_param) if c.value_param else c.value
+            if not compare(ctx.path_value(row, c.field), c.op, expected):
+                return None
+    return args
+
+
+def _list_args(ctx: _Ctx) -> dict[str, Any]:
+    tool, ent, rng = ctx.tool, ctx.ent, ctx.rng
+    args: dict[str, Any] = {}
+    rows = ctx.pick_rows(ent, [], 1)
+    filters = [p for p in tool.params if p.field]
+    if rows and filters:
+        row = rows[0]
+        for p in rng.sample(filters, min(len(filters), rng.choice([0, 1, 1, 2]))):
+            f = ent.field(p.field)  # type: ignore[arg-type]
+            v = ctx.row_param_value(p, f, row.get(f.name))
+            if v is None:
+                continue
+            if p.op == "contains" and isinstance(v, str) and len(v) > 3:
+                i = rng.randrange(0, len(v) - 2)
+                v = v[i:i + rng.randint(2, 3)]
+            elif p.op == "in":
+                v = [v]
+            args[p.name] = v
+    for p in tool.params:
+        if p.required and p.name not in args:
+            f = _field(ent, p.field)
+            v = ctx.gen_value(p, f)
+            args[p.name] = [v] if p.op == "in" else v
+    if rng.random() < 0.3:
+        args["limit"] = rng.randint(1, min(tool.max_page_size, 25))
+    if rng.random() < 0.2:
+        args["offset"] = rng.randint(0, 5)
+    if tool.sort and tool.sort.fields and rng.random() < 0.3:
+        args["sort_by"] = rng.choice(tool.sort.fields)
+        args["sort_order"] = rng.choice(["asc", "desc"])
+    return args
