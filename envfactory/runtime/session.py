@@ -95,7 +95,16 @@ class _Entity:
             (i, f.type) for i, f in enumerate(ent.fields)
             if f.type in (FieldType.boolean, FieldType.object, FieldType.array)
         ]
+        self.to_db_conv = [
+            (i, f.name, f.type) for i, f in enumerate(ent.fields)
+            if f.type in (FieldType.boolean, FieldType.object, FieldType.array, FieldType.number)
+        ]
         self.referenced_by: list[tuple[str, str]] = []
+        self.update_sql: dict[tuple[str, ...], str] = {}
+        self.insert_sql: dict[tuple[str, ...], str] = {}
+        from .seed import default_id_prefix
+
+        self.prefix = ent.pk.id_prefix or default_id_prefix(ent.name)
 
     def to_json(self, row: tuple, only: list[int] | None = None) -> dict[str, Any]:
         if self.conv:
@@ -108,6 +117,14 @@ class _Entity:
         if only is None:
             return dict(zip(self.cols, row))
         return {self.cols[i]: row[i] for i in only}
+
+    def db_row(self, row: dict[str, Any]) -> list[Any]:
+        """A row dict (JSON values) as the list of values stored in SQLite, in column order."""
+        out = [row[c] for c in self.cols]
+        for i, _, t in self.to_db_conv:
+            if out[i] is not None:
+                out[i] = to_db(t, out[i])
+        return out
 
     def db_to_py(self, col: str, v: Any) -> Any:
         t = self.types[col]
@@ -140,6 +157,8 @@ class _Tool:
         self.sort_desc = bool(tool.sort and tool.sort.descending)
         self._sql_cache: dict[Any, str] = {}
         self.verb = tool.name.split("_")[0]
+        # Effects on referenced rows, or deletes (which may cascade checks), need a transaction.
+        self.multi_statement = any("." in ef.field for ef in tool.effects)
 
 
 class Environment:
@@ -224,6 +243,8 @@ class Session:
         self._dirty: dict[tuple[str, Any], tuple | None] = {}
         self._original: dict[tuple[str, Any], tuple | None] = {}
         self._call_touched: list[tuple[str, Any, tuple | None]] = []
+        self._seq = dict(snapshot.seq if snapshot and snapshot.seq else env._template_seq)
+        self._seq_pending: dict[str, int] = {}
         self.calls = 0
         self.closed = False
 
@@ -244,8 +265,13 @@ class Session:
         if t.kind == ToolKind.list:
             return self._list(t, a)
         self._call_touched = []
+        self._seq_pending = {}
         conn = self.conn
-        conn.execute("BEGIN")
+        # A write that is one statement is atomic on its own; only multi-statement writes
+        # (effects on referenced rows) need an explicit transaction.
+        multi = t.multi_statement
+        if multi:
+            conn.execute("BEGIN")
         try:
             if t.kind == ToolKind.create:
                 out = self._create(t, a)
@@ -255,13 +281,18 @@ class Session:
                 out = self._delete(t, a)
             else:
                 out = self._action(t, a)
-            conn.execute("COMMIT")
+            if multi:
+                conn.execute("COMMIT")
         except sqlite3.IntegrityError as e:
-            conn.execute("ROLLBACK")
+            if multi:
+                conn.execute("ROLLBACK")
             raise self._integrity(t, e) from None
         except BaseException:
-            conn.execute("ROLLBACK")
+            if multi:
+                conn.execute("ROLLBACK")
             raise
+        if self._seq_pending:
+            self._seq.update(self._seq_pending)
         for table, pk, old in self._call_touched:
             key = (table, pk)
             if key not in self._dirty:
@@ -314,7 +345,9 @@ class Session:
     def snapshot(self) -> Snapshot:
         """The current state, to start other sessions from (task initial states)."""
         self.state_hash()
-        return Snapshot(self.conn.serialize(), dict(self._sums))
+        self.conn.executemany(f"UPDATE {SEQ_TABLE} SET next = ? WHERE entity = ?",
+                              [(v, k) for k, v in sorted(self._seq.items())])
+        return Snapshot(self.conn.serialize(), dict(self._sums), dict(self._seq))
 
     def get_row(self, entity: str, key: Any) -> dict[str, Any] | None:
         """Read a row directly (for harnesses and checks; agents use tools)."""
@@ -477,7 +510,7 @@ class Session:
 
     def _apply_effects(self, t: _Tool, row: dict[str, Any], a: dict[str, Any], own: dict[str, Any]) -> None:
         """Apply effects: own-row effects into ``own`` (written by caller); referenced rows here."""
-        remote: dict[tuple[str, Any], dict[str, Any]] = {}
+        remote: dict[tuple[str, Any], tuple[tuple, dict[str, Any], dict[str, Any]]] = {}
         for ef in t.spec.effects:
             if "." not in ef.field:
                 ftype = t.ent.types[ef.field]
@@ -490,31 +523,39 @@ class Session:
             if key is None:
                 continue
             te = self.env._entities[target]
-            slot = remote.setdefault((target, key), {})
-            current = slot[fname] if fname in slot else self._path_value(t, row, ef.field)
-            slot[fname] = self._effect_value(t, ef, row, a, current, te.types[fname])
-        for (target, key), vals in remote.items():
-            te = self.env._entities[target]
-            old = self.conn.execute(te.sql_get, (key,)).fetchone()
-            if old is None:
-                continue
-            self._write_update(te, key, vals, old)
+            slot = remote.get((target, key))
+            if slot is None:
+                old = self.conn.execute(te.sql_get, (key,)).fetchone()
+                if old is None:
+                    continue
+                slot = remote[(target, key)] = (old, te.to_json(old), {})
+            _, cur_row, vals = slot
+            vals[fname] = self._effect_value(t, ef, row, a, cur_row[fname], te.types[fname])
+            cur_row[fname] = vals[fname]
+        for (target, key), (old, _, vals) in remote.items():
+            self._write_update(self.env._entities[target], key, vals, old)
 
     def _write_update(self, e: _Entity, key: Any, vals: dict[str, Any], old: tuple) -> None:
         cols = tuple(vals)
-        sql = f"UPDATE {_q(e.name)} SET {', '.join(_q(c) + ' = ?' for c in cols)} WHERE {_q(e.pk)} = ?"
-        self.conn.execute(sql, (*(to_db(e.types[c], vals[c]) for c in cols), key))
+        sql = e.update_sql.get(cols)
+        if sql is None:
+            sql = f"UPDATE {_q(e.name)} SET {', '.join(_q(c) + ' = ?' for c in cols)} WHERE {_q(e.pk)} = ?"
+            e.update_sql[cols] = sql
+        types = e.types
+        self.conn.execute(sql, (*(to_db(types[c], vals[c]) for c in cols), key))
         self._call_touched.append((e.name, key, old))
 
     def _next_id(self, e: _Entity) -> Any:
-        n = self.conn.execute(f"SELECT next FROM {SEQ_TABLE} WHERE entity = ?", (e.name,)).fetchone()
-        n = n[0] if n else 1
-        self.conn.execute(f"UPDATE {SEQ_TABLE} SET next = ? WHERE entity = ?", (n + 1, e.name))
         if e.pk_type == FieldType.integer:
             return None  # SQLite assigns the rowid
-        from .seed import default_id_prefix
-        prefix = e.id_prefix or default_id_prefix(e.name)
-        return f"{prefix}{n:05d}"
+        n = self._seq.get(e.name, 1)
+        while True:  # skip ids a caller chose explicitly
+            candidate = f"{e.prefix}{n:05d}"
+            n += 1
+            if self.conn.execute(e.sql_exists, (candidate,)).fetchone() is None:
+                break
+        self._seq_pending[e.name] = n
+        return candidate
 
     def _create(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
         e = t.ent
@@ -540,24 +581,32 @@ class Session:
         for c in e.cols:
             if row[c] is None and c not in e.nullable and c != e.pk:
                 raise ArgumentError(f"{t.name}: {e.name}.{c} must be set; pass it as an argument", tool=t.name, argument=c)
-        cols = [c for c in e.cols if not (c == e.pk and row[c] is None)]
-        sql = f"INSERT INTO {_q(e.name)} ({', '.join(_q(c) for c in cols)}) VALUES ({', '.join('?' * len(cols))})"
-        cur = self.conn.execute(sql, tuple(to_db(e.types[c], row[c]) for c in cols))
-        if row[e.pk] is None:
-            row[e.pk] = cur.lastrowid
-        self._call_touched.append((e.name, row[e.pk], None))
-        return self._row_out(t, e, row)
+        vals = e.db_row(row)
+        auto_pk = row[e.pk] is None
+        key = ("auto",) if auto_pk else ("all",)
+        sql = e.insert_sql.get(key)
+        if sql is None:
+            cols = [c for c in e.cols if not (auto_pk and c == e.pk)]
+            sql = f"INSERT INTO {_q(e.name)} ({', '.join(_q(c) for c in cols)}) VALUES ({', '.join('?' * len(cols))})"
+            e.insert_sql[key] = sql
+        pk_i = e.idx[e.pk]
+        cur = self.conn.execute(sql, [v for i, v in enumerate(vals) if not (auto_pk and i == pk_i)] if auto_pk else vals)
+        if auto_pk:
+            vals[pk_i] = cur.lastrowid
+        self._call_touched.append((e.name, vals[pk_i], None))
+        return e.to_json(tuple(vals), t.returns)
 
-    def _row_out(self, t: _Tool, e: _Entity, row: dict[str, Any]) -> dict[str, Any]:
-        # Round-trip through DB representation so results equal what a later get returns.
-        vals = tuple(to_db(e.types[c], row[c]) for c in e.cols)
-        return e.to_json(vals, t.returns)
+    def _updated_out(self, t: _Tool, e: _Entity, old: tuple, vals: dict[str, Any]) -> dict[str, Any]:
+        new = list(old)
+        idx, types = e.idx, e.types
+        for c, v in vals.items():
+            new[idx[c]] = to_db(types[c], v)
+        return e.to_json(tuple(new), t.returns)
 
     def _update(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
         e = t.ent
         old = self._fetch(t, a)
-        row = dict(zip(e.cols, old))
-        row = {c: e.db_to_py(c, v) for c, v in row.items()}
+        row = e.to_json(old)
         vals: dict[str, Any] = {}
         argmap: dict[str, str] = {}
         for pname, fname in t.field_params:
@@ -573,14 +622,13 @@ class Session:
         own: dict[str, Any] = {}
         self._apply_effects(t, row, a, own)
         vals.update(own)
-        row.update(own)
         self._write_update(e, a[t.key], vals, old)
-        return self._row_out(t, e, row)
+        return self._updated_out(t, e, old, vals)
 
     def _delete(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
         e = t.ent
         old = self._fetch(t, a)
-        row = {c: e.db_to_py(c, v) for c, v in zip(e.cols, old)}
+        row = e.to_json(old)
         self._check_conditions(t, row, a)
         key = a[t.key]
         for table, col in e.referenced_by:
@@ -599,7 +647,7 @@ class Session:
     def _action(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
         e = t.ent
         old = self._fetch(t, a)
-        row = {c: e.db_to_py(c, v) for c, v in zip(e.cols, old)}
+        row = e.to_json(old)
         self._check_conditions(t, row, a)
         vals: dict[str, Any] = {}
         for pname, fname in t.field_params:
@@ -611,7 +659,7 @@ class Session:
         vals.update(own)
         if vals:
             self._write_update(e, a[t.key], vals, old)
-        return self._row_out(t, e, row)
+        return self._updated_out(t, e, old, vals)
 
     def _integrity(self, t: _Tool, err: sqlite3.IntegrityError) -> RuntimeToolError:
         msg = str(err)
