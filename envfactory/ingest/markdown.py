@@ -113,7 +113,8 @@ def _strip_md(text: str) -> str:
     text = _SHORTCODE.sub(lambda m: "" if m.group(1) != "required" else "(required)", text)
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
     text = re.sub(r"\[([^\]]*)\]\[[^\]]*\]", r"\1", text)
-    text = re.sub(r"[*_`]{1,2}", "", text).rstrip("\\")
+    # emphasis markers only: underscores inside words (course_id) are part of names
+    text = re.sub(r"`|\*{1,2}|(?<!\w)_{1,2}|_{1,2}(?!\w)", "", text).rstrip("\\")
     return " ".join(text.split())
 
 
@@ -249,7 +250,7 @@ class _Parser:
                     pending_required = "required" in context and "optional" not in context
                     if section_ops:
                         st = _STATUS.search(htext_clean)
-                        if st and "response" not in context[:0]:
+                        if st:
                             op = section_ops[0]
                             op.response_desc.setdefault(st.group(1), _strip_md(_STATUS.sub("", htext_clean, 1)).strip(": "))
                 i += 1
@@ -340,8 +341,11 @@ class _Parser:
     @staticmethod
     def _is_label(text: str) -> bool:
         low = text.lower()
-        return bool(re.match(r"^(example|request|response|parameters?|headers?|query|path|form|body|returns?|"
-                             r"copy as|sample|\d{3}\b)", low)) or "parameters" in low
+        # whole label headings only ("Returns", "Example response"), not "Return a book"
+        return bool(re.match(r"^(examples?|request|response|parameters?|headers?|query|path|form|body|returns?|"
+                             r"copy as|sample|\d{3})(\s+(example|examples|body|parameters?|response|request|"
+                             r"fields?|schema|json))*\s*:?$", low)) or bool(
+            re.match(r"^(example|sample) (request|response)", low)) or "parameters" in low
 
     def _new_op(self, method: str, path: str, summary: str, anchor: str, primary: bool) -> _Op:
         op = _Op(method=method.lower(), raw_path=path, summary=summary, anchor=anchor, primary=primary)
@@ -417,7 +421,7 @@ class _Parser:
             op.request_examples.append(value)
             return
         st = _STATUS.search(context)
-        status = st.group(1) if st and "response" not in context.split(st.group(1))[0][-1:] else None
+        status = st.group(1) if st else None
         if status is None:
             status = next((s for s in op.statuses if s.startswith("2")), "200")
         op.responses.setdefault(status, []).append(value)

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 MAX_DOC_BYTES = 50_000_000
 DOC_SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".md": "markdown",
                 ".markdown": "markdown", ".html": "html", ".htm": "html"}
-_SKIP_NAMES = {"manifest.json"}  # written by crawl/ingest next to the documents
+_SKIP_NAMES = {"manifest.json", "README.md", "LICENSE", "LICENSE.md"}  # manifest: written by ingest; READMEs describe the folder
 
 Kind = Literal["json", "yaml", "markdown", "html"]
 
