@@ -1,0 +1,132 @@
+"""serve, bench serve: environments as MCP servers (stdio or streamable HTTP)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.table import Table
+
+from ..config import project_paths
+from ..errors import ConfigError
+from ._app import app, console, env_dirs, err_console, fail, handle_errors
+from .bench_cmds import bench_app
+
+
+def _launcher() -> list[str]:
+    exe = shutil.which("envfactory")
+    if exe:
+        return [str(Path(exe).resolve())]
+    return [sys.executable, "-m", "envfactory"]
+
+
+@app.command()
+@handle_errors
+def serve(
+    domain: str = typer.Option("travel", "--domain", "-d", help="Domain whose environments to serve."),
+    env: Optional[str] = typer.Option(None, "--env", "-e", help="One environment (stdio needs one when a domain has several)."),
+    transport: str = typer.Option("stdio", "--transport", "-t", help="stdio (one environment per process) or http."),
+    host: str = typer.Option("127.0.0.1", "--host", help="HTTP interface to bind; loopback by default."),
+    port: int = typer.Option(8000, "--port", "-p", help="HTTP port (0: any free port)."),
+    token: Optional[str] = typer.Option(None, "--token", envvar="ENVFACTORY_SERVE_TOKEN",
+                                        help="Bearer token MCP HTTP clients must send."),
+    control_token: Optional[str] = typer.Option(None, "--control-token", envvar="ENVFACTORY_CONTROL_TOKEN",
+                                                help="Enable /control/... for harnesses, guarded by this bearer token."),
+    idle_timeout: float = typer.Option(1800.0, "--idle-timeout", help="Seconds of inactivity before a session is freed."),
+    max_sessions: int = typer.Option(1000, "--max-sessions", help="Open sessions per environment at most."),
+    max_calls: int = typer.Option(10_000, "--max-calls", help="Tool calls per session at most."),
+    max_body_bytes: int = typer.Option(1 << 20, "--max-body-bytes", help="Largest HTTP request body."),
+    max_argument_bytes: int = typer.Option(64 * 1024, "--max-argument-bytes", help="Largest JSON of one call's arguments."),
+    allowed_host: List[str] = typer.Option([], "--allowed-host", help="Extra Host header value to accept (repeatable)."),
+    initial_state: Optional[Path] = typer.Option(None, "--initial-state", help="SQLite state every new session starts from."),
+    print_config: bool = typer.Option(False, "--print-config", help="Print client configuration and exit."),
+) -> None:
+    """Serve environments over MCP: stdio (one per process) or streamable HTTP at /mcp/<env>."""
+    from ..serve import ServeConfig, build_client_config, serve_http, serve_stdio
+
+    if transport not in ("stdio", "http"):
+        fail(f"--transport must be stdio or http, not {transport!r}")
+    try:
+        config = ServeConfig(
+            host=host, port=port, token=token, control_token=control_token, idle_timeout=idle_timeout,
+            max_sessions=max_sessions, max_calls_per_session=max_calls, max_body_bytes=max_body_bytes,
+            max_argument_bytes=max_argument_bytes, allowed_hosts=allowed_host, initial_state=initial_state,
+        )
+    except ValueError as e:
+        raise ConfigError(f"serve: {e}") from e
+    dirs = env_dirs(domain, env)
+    if print_config:
+        cfg = build_client_config(domain, [d.name for d in dirs], config, command=_launcher(),
+                                  root=project_paths().root.resolve())
+        typer.echo("# stdio: one environment per process (run from anywhere)")
+        for line in cfg["stdio"].values():
+            typer.echo(line)
+        typer.echo("\n# mcp.json (Claude Desktop, Cursor, VS Code ...): merge into your client's config")
+        typer.echo(json.dumps(cfg["mcp.json"], indent=2))
+        typer.echo(f"\n# streamable HTTP: start with  envfactory serve --domain {domain} --transport http"
+                   f" --host {host} --port {port}")
+        for name, url in cfg["http"].items():
+            typer.echo(f"{name}: {url}")
+        if "control" in cfg:
+            typer.echo("\n# control channel (harnesses only; send the control token as a bearer token)")
+            for name, url in cfg["control"].items():
+                typer.echo(f"{name}: {url}")
+        return
+
+    from ..runtime import load_environment
+
+    if transport == "stdio":
+        if len(dirs) != 1:
+            fail(f"stdio serves one environment per process; pass --env (one of: {', '.join(d.name for d in dirs)})")
+        environment = load_environment(dirs[0])
+        err_console.print(f"serving {domain}/{environment.name} on stdio", highlight=False)
+        serve_stdio(environment, config)
+        return
+    envs = [load_environment(d) for d in dirs]
+    if host not in ("127.0.0.1", "localhost", "::1") and not token:
+        err_console.print(f"[yellow]warning:[/] binding {host} without --token: anyone who can reach it can call tools")
+    for e in envs:
+        err_console.print(f"serving {domain}/{e.name} at http://{host}:{port}/mcp/{e.name}", highlight=False)
+    if control_token:
+        err_console.print(f"control channel at http://{host}:{port}/control/<env>/sessions", highlight=False)
+    serve_http(envs, config)
+
+
+@bench_app.command("serve")
+@handle_errors
+def bench_serve(
+    domain: str = typer.Option("travel", "--domain", "-d", help="Domain holding the reference environment."),
+    env: str = typer.Option("trip_desk", "--env", "-e", help="Reference environment (needs get_flight, search_flights)."),
+    calls: int = typer.Option(2000, "--calls", help="Tool calls per concurrency level (split across sessions)."),
+    concurrency: str = typer.Option("1,8,32", "--concurrency", help="Concurrent sessions to measure, comma-separated."),
+    transports: str = typer.Option("http,stdio", "--transports", help="Transports to measure."),
+    max_seconds: float = typer.Option(20.0, "--max-seconds", help="Stop a level after this long, whatever is done."),
+) -> None:
+    """Tool calls/s and p50/p99 latency over streamable HTTP and stdio, beside the in-process runtime."""
+    from ..bench.serve import run_serve_bench
+
+    levels = [int(x) for x in concurrency.split(",") if x.strip()]
+    kinds = [x.strip() for x in transports.split(",") if x.strip()]
+    for k in kinds:
+        if k not in ("http", "stdio"):
+            fail(f"--transports: unknown transport {k!r}")
+    env_dir = env_dirs(domain, env)[0]
+    with console.status("benchmarking the MCP server ..."):
+        rep = run_serve_bench(env_dir, calls=calls, levels=levels, transports=kinds, max_seconds=max_seconds)
+    t = Table(title=f"bench serve: {rep.env}, get_flight/search_flights mix, {calls} calls per level")
+    for c in ("transport", "sessions", "calls", "calls/s", "p50 ms", "p99 ms", "vs in-process", "target"):
+        t.add_column(c, justify="left" if c == "transport" else "right")
+    for r in rep.rows:
+        target = ""
+        if r.transport == "http" and r.sessions == 8:
+            target = "[green]>= 1000/s[/]" if r.calls_per_s >= 1000 else "[red]< 1000/s[/]"
+        ratio = f"{rep.inprocess.calls_per_s / r.calls_per_s:.0f}x slower" if r.calls_per_s else "-"
+        t.add_row(r.transport, str(r.sessions), str(r.calls), f"{r.calls_per_s:,.0f}", f"{r.p50_ms:.2f}",
+                  f"{r.p99_ms:.2f}", ratio if r.transport != "in-process" else "1x", target)
+    console.print(t)
+    for note in rep.notes:
+        console.print(f"note: {note}", highlight=False)

@@ -1,0 +1,127 @@
+"""Streamable HTTP: every environment of a domain at /mcp/<env> in one process, plus /control.
+
+Security: binds loopback by default; Host/Origin checks against DNS rebinding (the SDK's
+TransportSecuritySettings) on /mcp and /control; an optional bearer token on /mcp; a body
+size limit (413); the session cap answers 503 at the transport and a JSON-RPC error in-band.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..errors import ServeError
+from ..runtime import Environment
+from .config import ServeConfig
+from .control import build_control_routes
+from .pool import SessionPool
+from .server import EnvMCPServer, build_mcp_server
+
+__all__ = ["build_http_app", "serve_http", "mcp_path"]
+
+logger = logging.getLogger(__name__)
+
+
+def mcp_path(env_name: str) -> str:
+    return f"/mcp/{env_name}"
+
+
+class _BearerGuard:
+    """Refuse /mcp requests without ``Authorization: Bearer <token>`` (401, before any parsing)."""
+
+    def __init__(self, app: ASGIApp, token: str):
+        self.app = app
+        self._token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/mcp"):
+            given = b""
+            for k, v in scope["headers"]:
+                if k == b"authorization":
+                    given = v
+                    break
+            scheme, _, tok = given.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(tok.strip(), self._token):
+                resp = JSONResponse(
+                    {"jsonrpc": "2.0", "id": None,
+                     "error": {"code": -32001, "message": "unauthorized: send 'Authorization: Bearer <token>'"}},
+                    status_code=401, headers={"WWW-Authenticate": 'Bearer realm="envfactory-mcp"'})
+                await resp(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = None) -> Starlette:
+    """One ASGI app serving each environment at /mcp/<env> (and /control when a control token is set).
+
+    ``app.state.servers`` maps env name to its EnvMCPServer (``.pool`` holds its sessions).
+    """
+    config = config or ServeConfig()
+    if not envs:
+        raise ServeError("no environments to serve")
+    names = [e.name for e in envs]
+    if len(set(names)) != len(names):
+        raise ServeError(f"environment names must be unique to share one server: {names}")
+    hosts, origins = config.host_patterns()
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                         allowed_hosts=hosts, allowed_origins=origins)
+    servers: dict[str, EnvMCPServer] = {}
+    managers: list[StreamableHTTPSessionManager] = []
+    routes: list[Route] = []
+    for env in envs:
+        server = build_mcp_server(env, config=config)
+        manager = StreamableHTTPSessionManager(
+            app=server,
+            json_response=config.json_response,
+            security_settings=security,
+            max_request_body_size=config.max_body_bytes,
+            session_idle_timeout=config.idle_timeout,
+            max_sessions=config.max_sessions,
+        )
+        servers[env.name] = server
+        managers.append(manager)
+        routes.append(Route(mcp_path(env.name), endpoint=StreamableHTTPASGIApp(manager)))
+    pools: dict[str, SessionPool] = {n: s.pool for n, s in servers.items()}
+    routes += build_control_routes(pools, config, security)
+
+    async def healthz(request: Any) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    routes.append(Route("/healthz", healthz, methods=["GET"]))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            for m in managers:
+                await stack.enter_async_context(m.run())
+            try:
+                yield
+            finally:
+                for s in servers.values():
+                    s.pool.close_all()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.servers = servers
+    if config.token:
+        app.add_middleware(_BearerGuard, token=config.token)
+    return app
+
+
+def serve_http(envs: Sequence[Environment], config: ServeConfig | None = None, *, log_level: str = "warning") -> None:
+    """Run the HTTP server until interrupted (uvicorn on ``config.host:config.port``)."""
+    import uvicorn
+
+    config = config or ServeConfig()
+    app = build_http_app(envs, config)
+    uvicorn.run(app, host=config.host, port=config.port, log_level=log_level, lifespan="on",
+                access_log=False, timeout_graceful_shutdown=2)
