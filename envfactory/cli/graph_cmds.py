@@ -87,6 +87,7 @@ def _print_reports(reps: list[SamplerReport]) -> None:
         ("state-changing kept plans", lambda r: f"{r.state_changing:,}"),
         ("seconds: sampling / executing (summed over workers) / wall",
          lambda r: f"{r.sample_seconds:.1f} / {r.execute_seconds:.1f} / {r.wall_seconds:.1f}"),
+        ("CPU seconds, all processes (wall time suffers on a busy machine)", lambda r: f"{r.cpu_seconds:.1f}"),
         ("plans per second (wall)", lambda r: f"{r.plans_per_second:,.0f}"),
         ("tools covered / satisfiable / all",
          lambda r: f"{r.satisfiable_tools - len(r.uncovered)} / {r.satisfiable_tools} / {r.tools_total}"),

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..spec import Condition, EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, ToolKind, ToolSpec
 
-__all__ = ["valid_args", "row_value", "compare", "condition_sql", "q"]
+__all__ = ["valid_args", "filter_args", "row_value", "compare", "condition_sql", "q"]
 
 _TRIES = 12
 
@@ -423,24 +423,39 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
     return args
 
 
-def _list_args(ctx: _Ctx) -> dict[str, Any]:
-    tool, ent, rng = ctx.tool, ctx.ent, ctx.rng
+def filter_args(session: Any, env: Any, tool: ToolSpec, rng: random.Random,
+                params: list[ParamSpec]) -> dict[str, Any]:
+    """Filter arguments of list ``tool`` for ``params``, with values taken from one random row."""
+    spec: EnvSpec = env if isinstance(env, EnvSpec) else env.spec
+    ctx = _Ctx(session, spec, tool, rng)
+    return _filters(ctx, params)
+
+
+def _filters(ctx: _Ctx, params: list[ParamSpec]) -> dict[str, Any]:
+    rng, ent = ctx.rng, ctx.ent
     args: dict[str, Any] = {}
     rows = ctx.pick_rows(ent, [], 1)
+    if not rows:
+        return args
+    row = rows[0]
+    for p in params:
+        f = ent.field(p.field)  # type: ignore[arg-type]
+        v = ctx.row_param_value(p, f, row.get(f.name))
+        if v is None:
+            continue
+        if p.op == "contains" and isinstance(v, str) and len(v) > 3:
+            i = rng.randrange(0, len(v) - 2)
+            v = v[i:i + rng.randint(2, 3)]
+        elif p.op == "in":
+            v = [v]
+        args[p.name] = v
+    return args
+
+
+def _list_args(ctx: _Ctx) -> dict[str, Any]:
+    tool, rng = ctx.tool, ctx.rng
     filters = [p for p in tool.params if p.field]
-    if rows and filters:
-        row = rows[0]
-        for p in rng.sample(filters, min(len(filters), rng.choice([0, 1, 1, 2]))):
-            f = ent.field(p.field)  # type: ignore[arg-type]
-            v = ctx.row_param_value(p, f, row.get(f.name))
-            if v is None:
-                continue
-            if p.op == "contains" and isinstance(v, str) and len(v) > 3:
-                i = rng.randrange(0, len(v) - 2)
-                v = v[i:i + rng.randint(2, 3)]
-            elif p.op == "in":
-                v = [v]
-            args[p.name] = v
+    args = _filters(ctx, rng.sample(filters, min(len(filters), rng.choice([0, 1, 1, 2]))))
     for p in tool.params:
         if p.required and p.name not in args:
             f = _field(ent, p.field)

@@ -73,10 +73,10 @@ def malformed_calls(tool: ToolSpec, args: dict[str, Any]) -> list[tuple[str, dic
     return out
 
 
-def _check_tool(env: Any, tool: ToolSpec, seed: int) -> ToolCheck:
+def _check_tool(env: Any, tool: ToolSpec, seed: int, expected: Any) -> ToolCheck:
     rng = tool_rng(seed, tool.name, "smoke")
     with env.new_session() as s:
-        args = valid_args(s, env, tool, rng)
+        args = valid_args(s, expected, tool, rng)
         if args is None:
             return ToolCheck(tool.name, False, "smoke", "no valid call found in the seeded state")
         h0 = s.state_hash()
@@ -103,12 +103,16 @@ def _check_tool(env: Any, tool: ToolSpec, seed: int) -> ToolCheck:
     return ToolCheck(tool.name, True, "smoke", "ok")
 
 
-def smoke_check(env: Any, *, seed: int = 0) -> list[ToolCheck]:
-    """One ToolCheck per tool of ``env`` (an Environment), in spec order."""
+def smoke_check(env: Any, *, seed: int = 0, expected: Any = None) -> list[ToolCheck]:
+    """One ToolCheck per tool of ``env`` (an Environment), in spec order.
+
+    Arguments come from ``expected`` (an EnvSpec; default ``env.spec``).
+    """
+    expected = expected or env.spec
     out = []
-    for tool in env.spec.tools:
+    for tool in expected.tools:
         try:
-            out.append(_check_tool(env, tool, seed))
+            out.append(_check_tool(env, tool, seed, expected))
         except Exception as e:  # a crash on one tool is a finding about that tool
             out.append(ToolCheck(tool.name, False, "smoke", f"crashed: {type(e).__name__}: {e}"))
     return out

@@ -1,0 +1,50 @@
+import random
+
+from envfactory.verify import smoke_check, valid_args
+from envfactory.verify.mutants import Mutant, MutantEnvironment
+
+from ._tiny import tiny_env, tiny_spec
+
+
+def test_smoke_passes_on_every_tool_of_a_correct_env():
+    checks = smoke_check(tiny_env(), seed=0)
+    assert [c.tool for c in checks] == [t.name for t in tiny_env().spec.tools]
+    assert all(c.ok for c in checks), [c for c in checks if not c.ok]
+
+
+def test_valid_args_satisfy_preconditions_through_a_foreign_key():
+    env = tiny_env()
+    tool = env.spec.tool("place_order")
+    for seed in range(15):
+        with env.new_session() as s:
+            args = valid_args(s, env, tool, random.Random(seed))
+            assert args is not None
+            item = s.get_row("item", args["item_id"])
+            assert item["status"] == "active" and item["stock"] >= args["quantity"] >= 1
+            out = s.try_call("place_order", args)
+            assert out["ok"], out
+
+
+def test_valid_args_is_none_when_no_row_meets_the_precondition():
+    spec = tiny_spec(lambda d: d["seed"]["entities"]["order"]["fields"].update(
+        {"status": {"kind": "const", "value": "shipped"}}))
+    from envfactory.runtime import Environment
+    env = Environment.from_spec(spec)
+    with env.new_session() as s:
+        assert valid_args(s, env, spec.tool("cancel_order"), random.Random(0)) is None
+    bad = {c.tool: c for c in smoke_check(env)}
+    assert not bad["cancel_order"].ok and "no valid call" in bad["cancel_order"].message
+    assert bad["get_order"].ok
+
+
+def test_smoke_catches_a_runtime_that_accepts_unknown_arguments():
+    env = tiny_env()
+
+    def drop_unknown(tool, args):
+        return {k: v for k, v in args.items() if k != "zz_not_an_argument"}
+
+    m = MutantEnvironment(env, Mutant("lenient", "test", ["get_item"], env.spec, wrap_args=drop_unknown))
+    checks = {c.tool: c for c in smoke_check(m)}
+    assert not checks["get_item"].ok
+    assert "unknown argument" in checks["get_item"].message
+    assert checks["get_order"].ok
