@@ -489,7 +489,7 @@ class Session:
                     f"{t.name}: cannot {t.verb} {t.ent.name} {json.dumps(key)}: {msg}", tool=t.name)
 
     def _effect_value(self, t: _Tool, ef, row: dict[str, Any], a: dict[str, Any], current: Any, ftype: FieldType) -> Any:
-        if "set" in ef.model_fields_set:
+        if ef.uses_set:
             return ef.set
         if ef.param is not None:
             return a.get(ef.param, current)

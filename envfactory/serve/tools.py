@@ -18,7 +18,7 @@ def _is_increment(ef: Effect) -> bool:
 
 def _falsifies(cond: Condition, ef: Effect) -> bool:
     """Whether writing ``ef``'s literal value makes ``cond`` false (so a repeat call is refused)."""
-    if "set" not in ef.model_fields_set or cond.field != ef.field or cond.value_param:
+    if not ef.uses_set or cond.field != ef.field or cond.value_param:
         return False
     v = ef.set
     if cond.op == "eq":

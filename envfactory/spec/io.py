@@ -56,6 +56,11 @@ def load_spec(path: str | os.PathLike) -> EnvSpec:
 def dump_spec(spec: EnvSpec) -> str:
     data = spec.model_dump(mode="json", exclude_defaults=True)
     data = {"spec_version": spec.spec_version, **data}
+    # ``set: null`` is a real effect (clear a field); keep it although null is the default.
+    for tool, tdata in zip(spec.tools, data.get("tools", [])):
+        for ef, edata in zip(tool.effects, tdata.get("effects", [])):
+            if ef.uses_set and "set" not in edata:
+                edata["set"] = None
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 

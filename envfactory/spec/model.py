@@ -191,18 +191,26 @@ class Effect(_Strict):
     scale_param: str | None = Field(default=None, description="Multiply the copied value by this argument.")
     negate_param: bool = Field(default=False, description="Subtract the increment (param or field) instead of adding it.")
 
-    @model_validator(mode="after")
-    def _one_source(self) -> "Effect":
-        sources = [
-            "set" in self.model_fields_set,
+    def _other_sources(self) -> int:
+        return sum([
             self.param is not None,
             self.now,
             self.copy_from is not None,
             self.increment is not None,
             self.increment_param is not None,
             self.increment_from is not None,
-        ]
-        if sum(sources) != 1:
+        ])
+
+    @property
+    def uses_set(self) -> bool:
+        """True when the effect writes the literal ``set`` (which may be null)."""
+        return self._other_sources() == 0
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "Effect":
+        n = self._other_sources()
+        explicit_set = "set" in self.model_fields_set and self.set is not None
+        if n > 1 or (n == 1 and explicit_set) or (n == 0 and "set" not in self.model_fields_set):
             raise ValueError(
                 f"effect on {self.field!r} needs exactly one of set/param/now/copy_from/increment/increment_param/increment_from"
             )

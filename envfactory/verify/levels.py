@@ -426,9 +426,9 @@ def _repeat_must_not_change(tool: ToolSpec) -> bool:
 
     Only actions made purely of increments (add points, top up) may move the state again.
     """
-    absolute = all(("set" in e.model_fields_set) or e.now or e.param is not None or e.copy_from is not None
+    absolute = all(e.uses_set or e.now or e.param is not None or e.copy_from is not None
                    for e in tool.effects)
-    moves = any("set" in e.model_fields_set and "." not in e.field for e in tool.effects)
+    moves = any(e.uses_set and "." not in e.field for e in tool.effects)
     return absolute or moves
 
 

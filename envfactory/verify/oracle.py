@@ -151,7 +151,7 @@ class _Predict:
         return None if r is None else r.get(fname)
 
     def value(self, ef: Any, row: dict[str, Any], a: dict[str, Any], current: Any, ftype: FieldType) -> Any:
-        if "set" in ef.model_fields_set:
+        if ef.uses_set:
             return ef.set
         if ef.param is not None:
             return a.get(ef.param, current)

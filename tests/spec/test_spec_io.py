@@ -75,3 +75,17 @@ def test_tool_input_schema_is_json_schema_with_paging_for_lists():
     assert s["properties"]["status"]["type"] == "array"
     g = tool_input_schema(spec.tool("get_flight"))
     assert g["required"] == ["flight_id"] and g["additionalProperties"] is False
+
+
+def test_effect_setting_null_and_now_survive_dump_and_reload(tmp_path):
+    from envfactory.spec import EnvSpec
+
+    spec = load_spec(TRIP_DESK)
+    data = spec.model_dump(mode="json")
+    data["tools"][spec.tools.index(spec.tool("cancel_booking"))]["effects"].append({"field": "seat", "set": None})
+    spec2 = EnvSpec.model_validate(data)
+    assert EnvSpec.model_validate(spec2.model_dump(mode="json")) == spec2  # full dump round trip (now + set: null)
+    path = save_spec(spec2, tmp_path / "e")
+    again = load_spec(path)
+    assert again == spec2
+    assert again.tool("cancel_booking").effects[-1].uses_set
