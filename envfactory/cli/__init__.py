@@ -7,6 +7,7 @@ from ._app import app
 # Each module registers its commands on ``app``.
 from . import runtime_cmds  # noqa: F401,E402
 from . import bench_cmds  # noqa: F401,E402
+from . import build_cmds  # noqa: F401,E402
 from . import graph_cmds  # noqa: F401,E402
 from . import verify_cmds  # noqa: F401,E402
 from . import serve_cmds  # noqa: F401,E402

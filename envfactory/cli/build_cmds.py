@@ -1,0 +1,128 @@
+"""build, ingest: documentation in, verified environments out (``domains/<domain>/<env>/``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..build import BuildReport, build_domain, build_source
+from ..config import project_paths
+from ..errors import ConfigError
+from ._app import app, console, handle_errors
+
+
+class _Bar:
+    """One rich progress display over documents, then environments, for one or many domains."""
+
+    def __init__(self, progress: Progress):
+        self.p = progress
+        self.task = progress.add_task("reading", total=None)
+        self.prefix = ""
+
+    def __call__(self, event: str, detail: Any) -> None:
+        if event == "documents":
+            self.p.reset(self.task, total=max(1, int(detail)), description=f"{self.prefix}exploring documents")
+        elif event == "document":
+            self.p.update(self.task, advance=1, description=f"{self.prefix}explored {detail}")
+        elif event == "envs":
+            self.p.reset(self.task, total=max(1, int(detail)), description=f"{self.prefix}verifying environments")
+        elif event == "env":
+            self.p.update(self.task, advance=1, description=f"{self.prefix}verified {detail}")
+
+
+def _print(reports: list[BuildReport]) -> None:
+    table = Table(title="Built environments")
+    for col in ("domain", "environment", "tools", "entities", "rows", "warnings", "check"):
+        table.add_column(col, justify="right" if col in ("tools", "entities", "rows", "warnings") else "left")
+    for r in reports:
+        for e in r.envs:
+            table.add_row(r.domain, e.name, str(e.tools), str(e.entities), f"{e.rows:,}", str(len(e.warnings)), e.check)
+    console.print(table)
+    for r in reports:
+        for d in r.failed_documents:
+            console.print(f"[yellow]failed[/] {d.error}", highlight=False)
+        for line in r.dropped_envs:
+            console.print(f"[yellow]dropped[/] {line}", highlight=False)
+        for line in r.warnings:
+            console.print(f"[yellow]warning[/] {line}", highlight=False)
+    envs = sum(len(r.envs) for r in reports)
+    docs = sum(len(r.documents) for r in reports)
+    failed = sum(len(r.failed_documents) for r in reports)
+    secs = sum(r.seconds for r in reports)
+    console.print(f"total: {envs} environments, {sum(r.tools for r in reports)} tools, {sum(r.rows for r in reports):,} rows "
+                  f"from {docs - failed}/{docs} documents ({failed} failed) in {secs:.1f}s")
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, transient=True)
+
+
+@app.command()
+@handle_errors
+def build(
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="Build resources/<DOMAIN>/ into domains/<DOMAIN>/."),
+    all_: bool = typer.Option(False, "--all", help="Build every folder under resources/."),
+    source: Optional[str] = typer.Option(None, "--source", "-s",
+                                         help="Build any documentation: a file, a folder or an http(s) URL."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o",
+                                       help="With --source: folder for the environments (default domains/<name>)."),
+    name: str = typer.Option("custom", "--name", help="With --source: the domain name the environments get."),
+    verify: bool = typer.Option(True, "--verify/--no-verify", help="Verify tools and ship only the ones that pass."),
+    seed: int = typer.Option(0, "--seed", help="Seed for seed data and every random choice."),
+    max_envs: Optional[int] = typer.Option(None, "--max-envs", help="Keep at most this many environments per document."),
+    resources: Optional[Path] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
+    domains: Optional[Path] = typer.Option(None, "--domains", help="Output root (default ./domains)."),
+) -> None:
+    """Turn API documentation into verified tool environments.
+
+    Each document is read (OpenAPI/Swagger, Markdown, HTML), explored into environments (entities, tools, seed recipe), verified, and written atomically as domains/<domain>/<env>/env.yaml with its seeded template.db.
+
+    Only the environment folders a build generated are replaced (they are listed in build.json); hand-written ones are kept. A document that fails is reported and skipped; the exit code is non-zero only for bad options.
+    """  # noqa: E501
+    chosen = sum(bool(x) for x in (domain, all_, source))
+    if chosen != 1:
+        raise ConfigError("give exactly one of --domain, --all or --source")
+    paths = project_paths()
+    res_root = resources or paths.resources_dir
+    dom_root = domains or paths.domains_dir
+    reports: list[BuildReport] = []
+    with _progress() as p:
+        bar = _Bar(p)
+        if source:
+            reports.append(build_source(source, out_dir=out or dom_root / name, domain=name, seed=seed, verify=verify,
+                                        progress=bar, max_envs_per_doc=max_envs))
+        else:
+            if all_:
+                if not res_root.is_dir():
+                    raise ConfigError(f"no documentation folder {res_root}")
+                names = sorted(d.name for d in res_root.iterdir() if d.is_dir() and not d.name.startswith("."))
+            else:
+                names = [domain]  # type: ignore[list-item]
+            for n in names:
+                bar.prefix = f"{n}: " if len(names) > 1 else ""
+                reports.append(build_domain(n, resources_root=res_root, domains_root=dom_root, seed=seed, verify=verify,
+                                            progress=bar, max_envs_per_doc=max_envs))
+    _print(reports)
+
+
+@app.command()
+@handle_errors
+def ingest(
+    source: str = typer.Argument(..., help="An http(s) URL to crawl, a folder or a file of API documentation."),
+    domain: str = typer.Option(..., "--domain", "-d", help="Store it under resources/<DOMAIN>/."),
+    resources: Optional[Path] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
+) -> None:
+    """Bring API documentation into resources/<domain>/ (crawl a site, copy a folder or a file).
+
+    Then run 'envfactory build --domain DOMAIN' to turn it into environments.
+    """
+    from ..ingest import ingest as run_ingest
+
+    dest = run_ingest(source, domain, resources or project_paths().resources_dir)
+    files = [f for f in Path(dest).rglob("*") if f.is_file()]
+    console.print(f"ingested {len(files)} files into {dest}; next: envfactory build --domain {domain}")

@@ -1,0 +1,53 @@
+"""envfactory graph / sample through the CLI, on a domain laid out in a temporary project."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from envfactory.cli import app
+from envfactory.spec import save_spec
+
+from ._shop import shop_spec
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def project(tmp_path):
+    d = tmp_path / "domains" / "shop" / "store"
+    d.mkdir(parents=True)
+    save_spec(shop_spec(), d / "env.yaml")
+    return tmp_path
+
+
+def _run(root, *args):
+    return runner.invoke(app, list(args), catch_exceptions=False, env={"ENVFACTORY_ROOT": str(root)})
+
+
+def test_graph_command_writes_json_html_png(project):
+    pytest.importorskip("matplotlib")
+    out = project / "out" / "shop_graph"
+    r = _run(project, "graph", "--domain", "shop", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    saved = json.loads((project / "domains/shop/store/tool_graph.json").read_text())
+    assert saved["graph"]["env"] == "store" and saved["edges"]
+    assert (project / "out/shop_graph.html").stat().st_size > 1000
+    assert (project / "out/shop_graph.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_sample_command_reports_both_samplers_and_writes_jsonl(project):
+    out = project / "plans.jsonl"
+    r = _run(project, "sample", "--domain", "shop", "--n", "120", "--seed", "3", "--report", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert "topology" in r.output and "random_walk" in r.output and "success rate" in r.output
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(lines) >= 110 and all(x["ok"] for x in lines)
+    assert {"plan", "calls", "final_hash", "diff"} <= set(lines[0])
+
+
+def test_sample_rejects_unknown_sampler(project):
+    r = _run(project, "sample", "--domain", "shop", "--sampler", "nope")
+    assert r.exit_code == 2 and "unknown sampler" in r.output

@@ -1,0 +1,97 @@
+"""Samplers: deterministic for a seed, grounded, weighted toward what is covered least."""
+
+from __future__ import annotations
+
+import json
+
+from envfactory.graph import Coverage, Plan, RandomWalkSampler, Step, TopologySampler, order_plan
+from envfactory.graph.plan import iter_refs
+
+
+def _dump(plans):
+    return [json.dumps(p.to_dict(), sort_keys=True) for p in plans]
+
+
+def test_same_seed_same_plans(shop_env, trip_desk_env):
+    for envs in ([shop_env], [trip_desk_env]):
+        a = TopologySampler(envs, seed=11).sample_many(60)
+        b = TopologySampler(envs, seed=11).sample_many(60)
+        c = TopologySampler(envs, seed=12).sample_many(60)
+        assert _dump(a) == _dump(b)
+        assert _dump(a) != _dump(c)
+    w1 = RandomWalkSampler([trip_desk_env], seed=5).sample_many(50)
+    w2 = RandomWalkSampler([trip_desk_env], seed=5).sample_many(50)
+    assert _dump(w1) == _dump(w2)
+
+
+def test_plans_are_topologically_ordered_dags_with_goals(trip_desk_env):
+    plans = TopologySampler([trip_desk_env], seed=2).sample_many(150)
+    for p in plans:
+        assert p.goal_tools and [p.steps[i].tool for i in p.goal_steps] == p.goal_tools
+        for i, s in enumerate(p.steps):
+            for r in iter_refs(s.args):
+                assert 0 <= r[0] < i and r[0] in s.deps
+            assert all(d < i for d in s.deps)
+        assert 1 <= p.chain_length() <= len(p.steps)
+    # the sampler uses what the graph offers: discovery chains, branches, second goals
+    assert max(p.chain_length() for p in plans) >= 3
+    assert any(len(p.goal_tools) == 2 for p in plans)
+    assert any(s.role == "branch" for p in plans for s in p.steps)
+    assert any(p.branching() >= 2 for p in plans)
+
+
+def test_user_facts_come_from_the_initial_state(trip_desk_env):
+    plans = TopologySampler([trip_desk_env], seed=4).sample_many(200)
+    with trip_desk_env.new_session() as s:
+        emails = {r[0] for r in s.query("SELECT email FROM traveler")}
+    used = [v for p in plans for k, v in p.user_facts.items() if k.split("#")[0] == "traveler.email"]
+    assert used and all(e in emails for e in used)
+    # a new traveller's email must not collide with an existing one (the field is unique)
+    new = [v for p in plans for k, v in p.user_facts.items() if k.split("#")[0] == "create_traveler.email"]
+    assert new and not any(e in emails for e in new)
+
+
+def test_under_covered_tool_share_rises(shop_env):
+    def share(cov, n=300):
+        s = TopologySampler([shop_env], seed=7, coverage=cov, p_second_goal=0.0, p_branch=0.0)
+        plans = s.sample_many(n)
+        return sum(p.goal_tools[0] == "refund_order" for p in plans) / n
+
+    baseline = share(Coverage())
+    skewed = Coverage()
+    for t in shop_env.spec.tools:
+        if t.name != "refund_order":
+            skewed.tools[("store", t.name)] = 2000
+    assert share(skewed) > 2 * baseline
+
+
+def test_goal_weights_fall_with_coverage(shop_env):
+    s = TopologySampler([shop_env], seed=0)
+    before = {t.name: w for _, t, w in s.goal_weights()}
+    s.coverage.tools[("store", "get_order")] += 9
+    after = {t.name: w for _, t, w in s.goal_weights()}
+    assert after["get_order"] < before["get_order"] and after["pay_order"] == before["pay_order"]
+
+
+def test_every_tool_is_a_goal_within_a_few_hundred_plans(trip_desk_env):
+    plans = TopologySampler([trip_desk_env], seed=9).sample_many(300)
+    assert {t for p in plans for t in p.tools} == set(trip_desk_env.tool_names)
+
+
+def test_order_plan_puts_reads_before_writes_and_renumbers_refs():
+    steps = [
+        Step("create_order", {"customer_id": "CU1", "total": 5.0}, [], "setup"),
+        Step("list_orders", {"status": "open"}, [], "discover"),
+        Step("pay_order", {"order_id": {"$ref": [0, "order_id"]}}, [0], "goal"),
+    ]
+    out, goals = order_plan(steps, [2], {"create_order", "pay_order"})
+    assert [s.tool for s in out] == ["list_orders", "create_order", "pay_order"]
+    assert out[2].args == {"order_id": {"$ref": [1, "order_id"]}} and out[2].deps == [1]
+    assert goals == [2]
+
+
+def test_plan_round_trips_through_dict():
+    p = Plan(env="e", domain="d", steps=[Step("a", {"x": 1}), Step("b", {"y": {"$ref": [0, "x"]}}, [0], "goal")],
+             goal_tools=["b"], goal_steps=[1], user_facts={"t.f": 1})
+    assert Plan.from_dict(json.loads(json.dumps(p.to_dict()))) == p
+    assert p.pairs() == [("a", "b")] and p.chain_length() == 2 and p.branching() == 1
