@@ -1,0 +1,105 @@
+"""Task: what a trainer gets for one executed plan.
+
+A task carries a goal stated the way a person states it (never tool names, never internal
+ids), the persona who states it with the facts they know, hidden facts they reveal only
+when asked, the gold run (calls, outputs, final state), and a verifiable reward spec.
+
+This module is the contract between the task builder (``envfactory.synth.tasks``), the
+rollout / dataset stage (``envfactory.synth.rollout``, ``envfactory.export``) and the
+evaluation harness (``envfactory.evaluation``). Plain pydantic; JSON Lines on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Literal
+
+from pydantic import BaseModel, Field
+
+from ..reward import RewardSpec
+
+__all__ = ["Persona", "SubGoal", "GoldStep", "Difficulty", "Task", "load_tasks", "write_tasks"]
+
+
+class Persona(BaseModel):
+    """The person who wants something done."""
+
+    name: str
+    style: Literal["terse", "polite", "chatty", "hurried"] = "polite"
+    known_facts: dict[str, Any] = Field(
+        default_factory=dict, description="Facts the user states up front, e.g. {'email': 'ann@x.org'}."
+    )
+    hidden_facts: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Facts the user knows but only reveals when the assistant asks for them.",
+    )
+
+
+class GoldStep(BaseModel):
+    """One gold call, concrete, with what it returned."""
+
+    tool: str
+    args: dict[str, Any]
+    output: Any = None
+    role: Literal["goal", "discover", "setup", "branch"] = "goal"
+    masked_args: list[str] = Field(
+        default_factory=list, description="Arguments the user could not pin down (any valid value is fine)."
+    )
+
+
+class SubGoal(BaseModel):
+    """One turn's worth of the goal: what the user asks, and the gold steps that serve it."""
+
+    text: str
+    steps: list[int] = Field(default_factory=list, description="Indices into Task.gold.")
+    reveals: list[str] = Field(default_factory=list, description="Keys of hidden facts this sub-goal may need.")
+
+
+class Difficulty(BaseModel):
+    predicted_pass_rate: float
+    measured_pass_rate: float | None = None
+    level: Literal["easy", "medium", "hard"] = "medium"
+    calibration_action: str | None = Field(default=None, description="e.g. 'harder-depth', 'easier-breadth'.")
+    features: dict[str, float] = Field(default_factory=dict, description="Structural proxies used for the estimate.")
+
+
+class Task(BaseModel):
+    task_id: str
+    domain: str
+    env: str
+    source_docs: list[str] = Field(default_factory=list)
+    seed: int = 0
+    persona: Persona
+    goal: str = Field(description="The whole request in a person's words.")
+    subgoals: list[SubGoal] = Field(default_factory=list, description="The goal split into turns.")
+    gold: list[GoldStep]
+    answer_facts: list[str] = Field(default_factory=list, description="Strings the final answer must state.")
+    initial_state: str = Field(
+        default="template", description="'template' (the env's seeded state) or a path/ref to a saved snapshot."
+    )
+    reward: RewardSpec
+    difficulty: Difficulty
+    checks_passed: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=list, description="Tools offered to the agent (default: all of the env).")
+    turn_limit: int = 30
+
+
+def write_tasks(tasks: Iterable[Task], path: str | os.PathLike) -> Path:
+    """Write tasks as JSON Lines, atomically."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(p.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for t in tasks:
+            fh.write(json.dumps(t.model_dump(mode="json"), sort_keys=True) + "\n")
+    os.replace(tmp, p)
+    return p
+
+
+def load_tasks(path: str | os.PathLike) -> Iterator[Task]:
+    with Path(path).open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield Task.model_validate_json(line)
