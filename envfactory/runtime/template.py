@@ -33,6 +33,10 @@ from .seed import build_seed_rows, entity_order
 
 __all__ = ["build_metadata", "build_template", "load_or_build_template", "SEQ_TABLE", "META_TABLE"]
 
+# Bump when seeding or DDL changes what a spec materializes to: cached templates (and the
+# cassettes recorded on them) are keyed by the spec digest *and* this version.
+TEMPLATE_VERSION = 2
+
 SEQ_TABLE = "_envfactory_seq"
 META_TABLE = "_envfactory_meta"
 
@@ -98,11 +102,15 @@ def build_template(spec: EnvSpec) -> bytes:
                     marks = ", ".join("?" * len(cols))
                     conn.executemany(f'INSERT INTO "{ent.name}" ({q}) VALUES ({marks})', rows)
                 conn.execute(f"INSERT INTO {SEQ_TABLE} VALUES (?, ?)", (ent.name, len(rows) + 1))
-            conn.execute(f"INSERT INTO {META_TABLE} VALUES ('spec_digest', ?)", (spec_digest(spec),))
+            conn.execute(f"INSERT INTO {META_TABLE} VALUES ('spec_digest', ?)", (_template_key(spec),))
         conn.execute("VACUUM")
         return conn.serialize()
     finally:
         conn.close()
+
+
+def _template_key(spec: EnvSpec) -> str:
+    return f"{spec_digest(spec)}:v{TEMPLATE_VERSION}"
 
 
 def _read_digest(path: Path) -> str | None:
@@ -122,7 +130,7 @@ def load_or_build_template(spec: EnvSpec, cache_path: str | os.PathLike | None) 
     if cache_path is None:
         return build_template(spec)
     p = Path(cache_path)
-    if p.is_file() and _read_digest(p) == spec_digest(spec):
+    if p.is_file() and _read_digest(p) == _template_key(spec):
         return p.read_bytes()
     blob = build_template(spec)
     try:

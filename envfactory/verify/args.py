@@ -458,7 +458,7 @@ def _list_args(ctx: _Ctx) -> dict[str, Any]:
     args = _filters(ctx, rng.sample(filters, min(len(filters), rng.choice([0, 1, 1, 2]))))
     for p in tool.params:
         if p.required and p.name not in args:
-            f = _field(ent, p.field)
+            f = _field(ctx.ent, p.field)
             v = ctx.gen_value(p, f)
             args[p.name] = [v] if p.op == "in" else v
     if rng.random() < 0.3:
