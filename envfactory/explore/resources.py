@@ -1,0 +1,241 @@
+"""Operations -> resources and tool kinds, from method and path shape.
+
+``/hotels`` + ``/hotels/{hotelId}`` are one resource (``hotel``); ``/hotels/{hotelId}/offers``
+nests ``offer`` under ``hotel``; ``POST /bookings/{id}/cancel`` is an action on ``booking``.
+RPC-style paths (``/conversations.list``) are read as ``<resource>.<verb>``. Operations with
+no state meaning (health, auth, webhooks, binaries, metadata) are excluded with a reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..ingest import Operation
+from .actions import action_rule
+from .naming import entity_name, snake
+
+__all__ = ["OpPlan", "plan_operation", "PAGING_PARAMS", "SEARCH_WORDS"]
+
+_VERSION = re.compile(r"^(v\d+([._]\d+)*[a-z]*|api|apis|rest|\d+([._]\d+)*|latest|public|private|internal)$", re.I)
+_NOISE = re.compile(
+    r"(^|[/_.\-])(health|healthz|healthcheck|ping|readyz|livez|heartbeat|oauth2?|auth|authorize|token|tokens|login|logout|"
+    r"signin|signout|sign_in|sign_out|webhooks?|callbacks?|upload|uploads|download|downloads|metadata|\$metadata|"
+    r"openapi|swagger|well-known|\.well-known|version|versions|batch|bulk|export|import|watch|stream|"
+    r"websocket|sse|events_stream|password|passwords|mfa|otp|verify_email|jwks|introspect|revoke_token)($|[/_.\-])",
+    re.I,
+)
+_NOISE_REASON = {
+    "health": "health check", "healthz": "health check", "healthcheck": "health check", "ping": "health check",
+    "readyz": "health check", "livez": "health check", "heartbeat": "health check",
+    "webhook": "webhook registration", "webhooks": "webhook registration", "callback": "webhook callback",
+    "callbacks": "webhook callback", "upload": "binary upload", "uploads": "binary upload",
+    "download": "binary download", "downloads": "binary download", "metadata": "API metadata",
+    "openapi": "API metadata", "swagger": "API metadata", "version": "API metadata", "versions": "API metadata",
+    "batch": "batch endpoint (the single-item operations cover it)", "bulk": "batch endpoint (the single-item operations cover it)",
+    "export": "bulk export", "import": "bulk import", "watch": "push-notification channel", "stream": "streaming endpoint",
+}
+PAGING_PARAMS = {
+    "limit", "offset", "page", "page_size", "per_page", "pagesize", "page_number", "page_token", "next_page_token",
+    "cursor", "starting_after", "ending_before", "after_cursor", "before_cursor", "max_results", "sort", "sort_by",
+    "sort_order", "order", "order_by", "sort_dir", "direction", "fields", "include", "expand", "embed", "select",
+    "lang", "locale", "language", "api_key", "apikey", "key", "token", "access_token", "callback", "pretty_print",
+    "alt", "quota_user", "user_ip", "oauth_token", "upload_protocol", "upload_type", "xgafv", "format", "count",
+    "with_count", "total", "include_total", "page_limit", "first", "last", "skip", "top", "take", "size",
+    "continuation_token", "x_http_method_override", "prettyprint", "debug", "dry_run", "idempotency_key",
+}
+SEARCH_WORDS = {"search", "find", "query", "lookup", "filter", "list", "all", "autocomplete", "suggest"}
+_GET_WORDS = {"info", "get", "show", "retrieve", "read", "details", "detail", "fetch", "view", "lookup_by_id"}
+_CREATE_WORDS = {"create", "add", "new", "insert", "post", "make", "register", "invite", "schedule", "book", "open_new"}
+_UPDATE_WORDS = {"update", "edit", "modify", "set", "rename", "change", "patch", "replace", "move", "assign", "reposition"}
+_DELETE_WORDS = {"delete", "remove", "destroy", "del", "purge", "erase"}
+
+
+@dataclass
+class OpPlan:
+    """What one operation becomes: a tool of ``kind`` on ``entity``, or an exclusion ``reason``."""
+
+    op: Operation
+    kind: str | None = None            # get / list / create / update / delete / action
+    entity: str = ""
+    verb: str | None = None            # action verb (``cancel``) or RPC verb
+    key_param: str | None = None       # documented parameter that selects the row
+    parents: list[tuple[str, str]] = field(default_factory=list)  # (path param, parent entity), outermost first
+    qualifier: str | None = None       # ``by_city`` in ``/hotels/by-city``
+    reason: str | None = None
+    rpc: bool = False
+
+    @property
+    def excluded(self) -> bool:
+        return self.reason is not None
+
+
+def _segments(path: str) -> list[tuple[str, str]]:
+    """``/v1/hotels/{hotelId}/offers.json`` -> [("s","hotels"), ("p","hotelId"), ("s","offers")]."""
+    path = path.split("?", 1)[0].split("#", 1)[0]
+    out: list[tuple[str, str]] = []
+    for raw in path.strip("/").split("/"):
+        if not raw:
+            continue
+        raw = re.sub(r"\.(json|xml|yaml|html)$", "", raw)
+        m = re.fullmatch(r"\{([^}]+)\}|:([A-Za-z_]\w*)|<([^>]+)>", raw)
+        if m:
+            out.append(("p", next(g for g in m.groups() if g)))
+            continue
+        if "{" in raw:  # /files/{id}:copy or /a{b}: treat the braces as a parameter, the rest as a word
+            inner = re.findall(r"\{([^}]+)\}", raw)
+            rest = re.sub(r"\{[^}]+\}", "", raw).strip(":-_.")
+            out.extend(("p", i) for i in inner)
+            if rest:
+                out.append(("s", rest))
+            continue
+        if ":" in raw:  # Google custom methods: /events:batchDelete
+            base, verb = raw.split(":", 1)
+            if base:
+                out.append(("s", base))
+            out.append(("s", verb))
+            continue
+        if _VERSION.match(raw) and not out:
+            continue
+        out.append(("s", raw))
+    return out
+
+
+def _noise(op: Operation) -> str | None:
+    if op.method in ("head", "options", "trace"):
+        return f"{op.method.upper()} has no state meaning"
+    if op.deprecated:
+        return "deprecated operation"
+    for text in (op.path, op.operation_id or ""):
+        m = _NOISE.search(snake(text) if text is op.operation_id else text.lower())
+        if m:
+            word = m.group(2).lower().strip("$.")
+            return _NOISE_REASON.get(word, "authentication/session endpoint")
+    body = op.request_body or {}
+    props = body.get("properties") if isinstance(body, dict) else None
+    if isinstance(props, dict) and any(isinstance(s, dict) and s.get("format") == "binary" for s in props.values()):
+        return "binary upload"
+    if isinstance(body, dict) and body.get("format") == "binary":
+        return "binary upload"
+    resp = op.success_response()
+    if resp is not None and isinstance(resp.schema_, dict) and resp.schema_.get("format") == "binary":
+        return "binary download"
+    return None
+
+
+def _parents(segs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    out = []
+    for i in range(1, len(segs)):
+        if segs[i][0] == "p" and segs[i - 1][0] == "s":
+            out.append((segs[i][1], entity_name(segs[i - 1][1])))
+    return out
+
+
+def _verb_word(word: str) -> tuple[str, str]:
+    """``postMessage`` -> ("post", "message"); ``list`` -> ("list", "")."""
+    parts = snake(word).split("_")
+    return parts[0], "_".join(parts[1:])
+
+
+def _rpc(op: Operation, dotted: str) -> OpPlan:
+    words = [w for w in dotted.split(".") if w]
+    plan = OpPlan(op=op, rpc=True)
+    if len(words) < 2:
+        plan.reason = "RPC method without a resource"
+        return plan
+    verb, obj = _verb_word(words[-1])
+    base = entity_name(words[-2])
+    ent = entity_name(obj) if obj and obj not in ("info", "list") else base
+    full = snake(words[-1])
+    rule = action_rule(full) or (action_rule(verb) if not obj else None)
+    if verb in SEARCH_WORDS or verb == "history":
+        plan.kind, plan.entity = "list", base if verb != "list" or not obj else ent
+        if obj and verb == "list":
+            plan.entity = ent
+    elif verb in _GET_WORDS:
+        plan.kind, plan.entity = "get", ent
+    elif verb in _CREATE_WORDS:
+        plan.kind, plan.entity = "create", ent
+    elif verb in _DELETE_WORDS:
+        plan.kind, plan.entity = "delete", ent
+    elif rule is not None:
+        plan.kind, plan.entity, plan.verb = "action", base, rule.verb
+    elif verb in _UPDATE_WORDS:
+        plan.kind, plan.entity = "update", base
+    else:
+        plan.reason = f"RPC verb {words[-1]!r} is not a state operation we can express"
+    return plan
+
+
+def plan_operation(op: Operation) -> OpPlan:
+    """Classify one operation (see the module docstring)."""
+    reason = _noise(op)
+    if reason:
+        return OpPlan(op=op, reason=reason)
+    segs = _segments(op.path)
+    if len(segs) == 1 and segs[0][0] == "s" and "." in segs[0][1]:
+        return _rpc(op, segs[0][1])
+    statics = [s for k, s in segs if k == "s"]
+    if not statics:
+        return OpPlan(op=op, reason="path names no resource")
+    plan = OpPlan(op=op, parents=_parents(segs))
+    m = op.method
+    last_kind, last = segs[-1]
+    if last_kind == "p":
+        if len(segs) < 2 or segs[-2][0] != "s":
+            return OpPlan(op=op, reason="item path without a collection")
+        plan.entity = entity_name(segs[-2][1])
+        plan.key_param = last
+        plan.parents = plan.parents[:-1]
+        plan.kind = {"get": "get", "put": "update", "patch": "update", "post": "update", "delete": "delete"}.get(m)
+        if plan.kind is None:
+            plan.reason = f"{m.upper()} on an item"
+        return plan
+    word = snake(last)
+    prev = segs[-2] if len(segs) >= 2 else None
+    rule = action_rule(word)
+    if rule is not None and prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":
+        plan.entity = entity_name(segs[-3][1])
+        plan.key_param = prev[1]
+        plan.parents = plan.parents[:-1]
+        if m in ("post", "put", "patch"):
+            plan.kind, plan.verb = "action", rule.verb
+        elif m == "delete":
+            undo = action_rule("un" + rule.verb) or action_rule({"complete": "reopen", "confirm": "cancel"}.get(rule.verb, ""))
+            if undo is None:
+                plan.reason = f"DELETE of {word!r} has no inverse action in the action table"
+            else:
+                plan.kind, plan.verb = "action", undo.verb
+        else:
+            plan.reason = f"{m.upper()} of action {word!r} reads no resource"
+        return plan
+    if prev is not None and prev[0] == "s" and (word in SEARCH_WORDS or word.startswith("by_")):
+        plan.entity = entity_name(prev[1])
+        plan.qualifier = word if word.startswith("by_") else ("search" if word != "list" else None)
+        if m in ("get", "post"):
+            plan.kind = "list"
+        else:
+            plan.reason = f"{m.upper()} on a search endpoint"
+        return plan
+    if prev is not None and prev[0] == "p" and m in ("put", "patch") and entity_name(last) == word and not word.endswith("s") \
+            and len(segs) >= 3 and segs[-3][0] == "s":
+        # PUT /todos/{id}/position: a singular attribute of the parent item -> update of the parent
+        plan.entity = entity_name(segs[-3][1])
+        plan.key_param = prev[1]
+        plan.parents = plan.parents[:-1]
+        plan.kind = "update"
+        plan.qualifier = word
+        return plan
+    if rule is not None and m in ("post", "put", "patch"):
+        plan.reason = f"action {word!r} without an item id in the path"
+        return plan
+    plan.entity = entity_name(last)
+    if m == "get":
+        plan.kind = "list"
+    elif m == "post":
+        plan.kind = "create"
+    elif m in ("put", "patch"):
+        plan.reason = f"{m.upper()} on a collection (bulk or singleton update)"
+    else:
+        plan.reason = "DELETE on a collection (bulk delete)"
+    return plan

@@ -1,0 +1,122 @@
+"""Split a large API into coherent environments by community detection on its resource graph.
+
+Nodes are entities with tools (weighted by tool count); edges join entities related by a
+foreign key (3), sharing a documentation tag (1) or a first path segment (0.5). Louvain
+communities (seeded, so deterministic) become environments; a community over ``max_tools``
+is split again at a higher resolution (or chunked), small ones join their closest neighbour.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import networkx as nx
+
+from .entities import EntityDraft
+from .tools import ToolDraft
+
+__all__ = ["split_tools", "MAX_TOOLS", "MIN_TOOLS"]
+
+MAX_TOOLS, MIN_TOOLS = 40, 5
+
+
+def _graph(tools: list[ToolDraft], ents: dict[str, EntityDraft]) -> nx.Graph:
+    g = nx.Graph()
+    per = Counter(t.entity for t in tools)
+    for e in sorted(per):
+        g.add_node(e, tools=per[e])
+
+    def bump(a: str, b: str, w: float) -> None:
+        if a == b or a not in per or b not in per:
+            return
+        cur = g.get_edge_data(a, b, {}).get("weight", 0.0)
+        g.add_edge(a, b, weight=cur + w)
+
+    for e in per:
+        for f in ents[e].fields.values():
+            if f.ref:
+                bump(e, f.ref, 3.0)
+    tags: dict[str, set[str]] = defaultdict(set)
+    heads: dict[str, set[str]] = defaultdict(set)
+    for t in tools:
+        for tag in t.plan.op.tags[:2]:
+            tags[tag].add(t.entity)
+        head = t.plan.op.path.strip("/").split("/")[0].split(".")[0]
+        heads[head].add(t.entity)
+    for group, w in ((tags, 1.0), (heads, 0.5)):
+        for members in group.values():
+            ms = sorted(members)
+            if len(ms) > 30:
+                continue
+            for i, a in enumerate(ms):
+                for b in ms[i + 1:]:
+                    bump(a, b, w)
+    return g
+
+
+def _communities(g: nx.Graph, seed: int, resolution: float) -> list[set[str]]:
+    if g.number_of_edges() == 0:
+        return [{n} for n in sorted(g.nodes)]
+    return [set(c) for c in nx.community.louvain_communities(g, weight="weight", resolution=resolution, seed=seed)]
+
+
+def _size(g: nx.Graph, c: set[str]) -> int:
+    return sum(g.nodes[n]["tools"] for n in c)
+
+
+def _split(g: nx.Graph, nodes: set[str], seed: int, resolution: float, max_tools: int) -> list[set[str]]:
+    if _size(g, nodes) <= max_tools or len(nodes) == 1:
+        return [nodes]
+    if resolution > 64:
+        out, cur = [], set()
+        for n in sorted(nodes, key=lambda n: (-g.nodes[n]["tools"], n)):
+            if cur and _size(g, cur | {n}) > max_tools:
+                out.append(cur)
+                cur = set()
+            cur.add(n)
+        return out + ([cur] if cur else [])
+    parts = _communities(g.subgraph(nodes), seed, resolution)
+    if len(parts) == 1:
+        return _split(g, nodes, seed, resolution * 2, max_tools)
+    out = []
+    for p in parts:
+        out += _split(g, p, seed, resolution * 1.5, max_tools)
+    return out
+
+
+def split_tools(tools: list[ToolDraft], ents: dict[str, EntityDraft], *, seed: int = 0,
+                max_tools: int = MAX_TOOLS, min_tools: int = MIN_TOOLS) -> list[list[ToolDraft]]:
+    """Groups of tools, each one environment; one group when the API is small enough."""
+    if len(tools) <= max_tools:
+        return [tools] if tools else []
+    g = _graph(tools, ents)
+    groups = _split(g, set(g.nodes), seed, 1.0, max_tools)
+    # merge small groups into the neighbour they are most connected to, while it stays small enough
+    groups.sort(key=lambda c: (-_size(g, c), sorted(c)))
+    changed = True
+    while changed:
+        changed = False
+        for i, c in enumerate(groups):
+            if _size(g, c) >= min_tools:
+                continue
+            best, best_w = None, 0.0
+            for j, d in enumerate(groups):
+                if j == i or _size(g, c) + _size(g, d) > max_tools:
+                    continue
+                w = sum(g.get_edge_data(a, b, {}).get("weight", 0.0) for a in c for b in d)
+                if w > best_w or (best is None and _size(g, d) < min_tools):
+                    best, best_w = j, w if w > best_w else best_w
+            if best is not None:
+                groups[best] = groups[best] | c
+                del groups[i]
+                changed = True
+                break
+    by_ent: dict[str, list[ToolDraft]] = defaultdict(list)
+    for t in tools:
+        by_ent[t.entity].append(t)
+    out: list[list[ToolDraft]] = []
+    for c in groups:
+        ts = [t for e in sorted(c) for t in by_ent[e]]
+        for i in range(0, len(ts), max_tools):  # one entity with more tools than fit
+            out.append(ts[i:i + max_tools])
+    return out

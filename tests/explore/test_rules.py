@@ -1,0 +1,219 @@
+"""Inference rules of the deterministic explorer, one small document at a time."""
+
+from __future__ import annotations
+
+import pytest
+
+from envfactory.errors import ExploreError
+from envfactory.explore import explore, plan_operation
+from envfactory.ingest import Operation
+from envfactory.runtime import Environment
+
+from .conftest import body, ok, openapi, path_param, query, ref
+
+
+def _env(doc):
+    res = explore(doc, domain="test")
+    assert len(res.envs) == 1
+    return res, res.envs[0]
+
+
+@pytest.mark.parametrize("method,path,kind,entity,verb", [
+    ("get", "/hotels", "list", "hotel", None),
+    ("get", "/v2/hotels/{hotelId}", "get", "hotel", None),
+    ("post", "/hotels", "create", "hotel", None),
+    ("put", "/hotels/{id}", "update", "hotel", None),
+    ("patch", "/hotels/{id}", "update", "hotel", None),
+    ("delete", "/hotels/{id}", "delete", "hotel", None),
+    ("post", "/bookings/{id}/cancel", "action", "booking", "cancel"),
+    ("post", "/bookings/{id}/check-in", "action", "booking", "check_in"),
+    ("post", "/orders/{orderId}/transfers/{tid}/cancellation", "action", "transfer", "cancel"),
+    ("post", "/todos/{todo_id}/completion.json", "action", "todo", "complete"),
+    ("delete", "/todos/{todo_id}/completion.json", "action", "todo", "reopen"),
+    ("get", "/hotel-offers", "list", "hotel_offer", None),
+    ("get", "/hotels/{hotelId}/offers", "list", "offer", None),
+    ("get", "/locations/hotels/by-city", "list", "hotel", None),
+    ("post", "/customers/search", "list", "customer", None),
+    ("get", "/conversations.list", "list", "conversation", None),
+    ("get", "/users.info", "get", "user", None),
+    ("post", "/conversations.archive", "action", "conversation", "archive"),
+])
+def test_operation_kinds(method, path, kind, entity, verb):
+    plan = plan_operation(Operation(method=method, path=path))
+    assert plan.reason is None
+    assert (plan.kind, plan.entity, plan.verb) == (kind, entity, verb)
+
+
+@pytest.mark.parametrize("method,path,reason_word", [
+    ("get", "/health", "health"),
+    ("post", "/oauth/token", "authentication"),
+    ("post", "/auth/login", "authentication"),
+    ("post", "/webhooks", "webhook"),
+    ("post", "/files/upload", "upload"),
+    ("get", "/files/{id}/download", "download"),
+    ("get", "/$metadata", "metadata"),
+    ("head", "/hotels", "HEAD"),
+    ("delete", "/hotels", "bulk"),
+])
+def test_operations_without_state_meaning_are_excluded(method, path, reason_word):
+    plan = plan_operation(Operation(method=method, path=path))
+    assert plan.reason is not None and reason_word.lower() in plan.reason.lower()
+
+
+def test_entities_keys_and_foreign_keys(hotel_doc):
+    res, spec = _env(hotel_doc)
+    names = {e.name for e in spec.entities}
+    assert {"hotel", "booking", "offer"} <= names
+    assert spec.entity("hotel").primary_key == "id"
+    booking = spec.entity("booking")
+    assert booking.field("hotel_id").ref == "hotel"           # *_id naming a known entity
+    assert spec.entity("offer").field("hotel_id").ref == "hotel"  # path nesting
+    assert booking.field("status").enum == ["pending", "confirmed", "cancelled", "completed"]
+    assert booking.field("check_in").type.value == "date"
+    assert spec.entity("hotel").field("created_at").type.value == "datetime"
+    assert spec.entity("hotel").display_field == "name"
+
+
+def test_tool_kinds_and_names(hotel_doc):
+    _, spec = _env(hotel_doc)
+    kinds = {t.name: t.kind.value for t in spec.tools}
+    assert kinds["search_hotels"] == "list"
+    assert kinds["get_hotel"] == "get"
+    assert kinds["create_booking"] == "create"
+    assert kinds["update_booking"] == "update"
+    assert kinds["delete_booking"] == "delete"
+    assert kinds["cancel_booking"] == "action"
+    assert kinds["confirm_booking"] == "action"
+    assert "list_offers" in kinds and spec.tool("list_offers").param("hotel_id").required
+
+
+def test_list_filters_paging_and_sort(hotel_doc):
+    _, spec = _env(hotel_doc)
+    t = spec.tool("search_hotels")
+    ops = {p.name: (p.field, p.op) for p in t.params}
+    assert ops["min_rating"] == ("rating", "gte")
+    assert ops["q"] == ("name", "contains")
+    assert ops["city"] == ("city", "contains")
+    assert not {"limit", "offset", "sort"} & set(ops)
+    assert t.sort is not None and "rating" in t.sort.fields
+    status = spec.tool("list_bookings").param("status")
+    assert status.op == "in" and status.enum == ["pending", "confirmed", "cancelled", "completed"]
+
+
+def test_create_params_required_and_server_set(hotel_doc):
+    _, spec = _env(hotel_doc)
+    t = spec.tool("create_booking")
+    req = {p.name for p in t.params if p.required}
+    assert req == {"hotel_id", "guest_name", "check_in"}
+    assert not {"id", "status", "total"} & {p.name for p in t.params}
+    assert any(e.field == "status" and e.set == "pending" for e in t.effects)
+
+
+@pytest.mark.parametrize("tool,allowed,target,stamp", [
+    ("cancel_booking", ["pending", "confirmed"], "cancelled", "cancelled_at"),
+    ("confirm_booking", ["pending"], "confirmed", None),
+])
+def test_action_preconditions_and_effects(hotel_doc, tool, allowed, target, stamp):
+    _, spec = _env(hotel_doc)
+    t = spec.tool(tool)
+    assert [(c.field, c.op, c.value) for c in t.preconditions] == [("status", "in", allowed)]
+    assert t.effects[0].field == "status" and t.effects[0].set == target
+    assert (stamp in [e.field for e in t.effects if e.now]) if stamp else len(t.effects) == 1
+
+
+def test_cancel_runs_and_then_fails_cleanly(hotel_doc):
+    _, spec = _env(hotel_doc)
+    env = Environment.from_spec(spec)
+    s = env.new_session()
+    row = s.query("SELECT id FROM booking WHERE status = 'confirmed' LIMIT 1")[0]
+    out = s.call("cancel_booking", {"booking_id": row[0]})
+    assert out["status"] == "cancelled" and out["cancelled_at"] == spec.clock
+    h = s.state_hash()
+    again = s.try_call("cancel_booking", {"booking_id": row[0]})
+    assert again["ok"] is False and again["error"] == "precondition_failed"
+    assert s.state_hash() == h
+
+
+def test_excluded_ops_are_listed_with_reasons(hotel_doc):
+    res, spec = _env(hotel_doc)
+    ex = {x.operation: x.reason for x in res.excluded}
+    assert "health check" in ex["GET /health"]
+    assert "webhook" in ex["POST /webhooks"]
+    assert any("GET /health" in line for line in spec.excluded)
+
+
+def test_status_synthesized_when_actions_need_one():
+    doc = openapi({
+        "/tickets": {"get": {"responses": ok({"type": "array", "items": ref("Ticket")})}},
+        "/tickets/{ticketId}": {"get": {"parameters": [path_param("ticketId")], "responses": ok(ref("Ticket"))}},
+        "/tickets/{ticketId}/close": {"post": {"parameters": [path_param("ticketId")], "responses": ok(ref("Ticket"))}},
+    }, {"Ticket": {"type": "object", "properties": {"id": {"type": "integer"}, "title": {"type": "string"}}}})
+    res, spec = _env(doc)
+    f = spec.entity("ticket").field("status")
+    assert "closed" in f.enum
+    t = spec.tool("close_ticket")
+    assert t.effects[0].set == "closed" and t.preconditions[0].value == ["open"]
+    assert any("synthesized" in w for w in res.warnings)
+
+
+def test_boolean_flag_action():
+    doc = openapi({
+        "/notes/{noteId}": {"get": {"parameters": [path_param("noteId")], "responses": ok(ref("Note"))}},
+        "/notes/{noteId}/archive": {"post": {"parameters": [path_param("noteId")], "responses": ok(ref("Note"))}},
+    }, {"Note": {"type": "object", "properties": {"id": {"type": "string"}, "archived": {"type": "boolean"}}}})
+    _, spec = _env(doc)
+    t = spec.tool("archive_note")
+    assert (t.preconditions[0].field, t.preconditions[0].op, t.preconditions[0].value) == ("archived", "ne", True)
+    assert t.effects[0].set is True
+
+
+def test_update_without_fields_is_excluded_with_reason():
+    doc = openapi({
+        "/tags/{tagId}": {
+            "get": {"parameters": [path_param("tagId")], "responses": ok({"type": "object", "properties": {
+                "id": {"type": "string"}, "label": {"type": "string"}}})},
+            "put": {"parameters": [path_param("tagId")], "requestBody": body({"type": "object", "properties": {
+                "id": {"type": "string", "readOnly": True}}})},
+        },
+    })
+    res, spec = _env(doc)
+    assert any(x.operation == "PUT /tags/{tagId}" and "no field" in x.reason for x in res.excluded)
+
+
+def test_nothing_usable_raises_explore_error():
+    doc = openapi({"/health": {"get": {"responses": ok({"type": "object"})}}})
+    with pytest.raises(ExploreError, match="no environment"):
+        explore(doc, domain="test")
+
+
+def test_same_input_same_spec(hotel_doc):
+    a = explore(hotel_doc, domain="test", seed=3).envs[0]
+    b = explore(hotel_doc, domain="test", seed=3).envs[0]
+    assert a.model_dump() == b.model_dump()
+    assert a.seed.seed == 3
+
+
+def test_seed_recipe_scales_parents_below_children(hotel_doc):
+    _, spec = _env(hotel_doc)
+    rows = {k: v.rows for k, v in spec.seed.entities.items()}
+    assert rows["hotel"] < rows["booking"]
+    assert 990 <= sum(rows.values()) <= 10000
+    env = Environment.from_spec(spec)
+    counts = env.row_counts()
+    assert counts == rows
+    stars = spec.seed.entities["hotel"].fields.get("stars")
+    assert stars is not None and (stars.min, stars.max) == (1, 5)
+
+
+def test_every_tool_of_the_example_is_callable(hotel_doc):
+    _, spec = _env(hotel_doc)
+    env = Environment.from_spec(spec)
+    s = env.new_session()
+    hid = s.query("SELECT id FROM hotel LIMIT 1")[0][0]
+    assert s.call("get_hotel", {"hotel_id": hid})["id"] == hid
+    assert s.call("search_hotels", {"min_rating": 1, "limit": 5})["count"] <= 5
+    out = s.call("create_booking", {"hotel_id": hid, "guest_name": "Ada", "check_in": "2026-07-01"})
+    assert out["status"] == "pending"
+    assert s.call("list_offers", {"hotel_id": hid})["offset"] == 0
+    bad = s.try_call("create_booking", {"hotel_id": "nope", "guest_name": "Ada", "check_in": "2026-07-01"})
+    assert bad["ok"] is False

@@ -1,0 +1,167 @@
+"""build_domain / build_source / the build CLI: atomic writes, ownership, failed documents as data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from envfactory import build as build_mod
+from envfactory.build import BUILD_FILE, build_domain, build_source
+from envfactory.cli import app
+from envfactory.errors import ConfigError
+from envfactory.spec import load_spec
+
+DOC = """openapi: 3.0.3
+info: {title: Library Loans API, version: "1"}
+paths:
+  /books:
+    get:
+      parameters:
+        - {name: title, in: query, schema: {type: string}}
+        - {name: limit, in: query, schema: {type: integer}}
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {type: array, items: {$ref: "#/components/schemas/Book"}}}}}
+  /books/{bookId}:
+    get:
+      parameters: [{name: bookId, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Book"}}}}
+  /loans:
+    post:
+      requestBody:
+        content: {application/json: {schema: {type: object, required: [book_id], properties: {book_id: {type: string}}}}}
+      responses:
+        "201": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Loan"}}}}
+  /loans/{loanId}/return:
+    post:
+      parameters: [{name: loanId, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Loan"}}}}
+components:
+  schemas:
+    Book:
+      type: object
+      properties: {id: {type: string}, title: {type: string}, author: {type: string}}
+    Loan:
+      type: object
+      properties:
+        id: {type: string}
+        book_id: {type: string}
+        status: {type: string, enum: [active, returned, overdue]}
+        returned_at: {type: string, format: date-time, nullable: true}
+"""
+
+
+@pytest.fixture
+def roots(tmp_path: Path) -> tuple[Path, Path]:
+    res = tmp_path / "resources"
+    (res / "library").mkdir(parents=True)
+    (res / "library" / "loans.yaml").write_text(DOC)
+    (res / "library" / "broken.yaml").write_text("openapi: 3.0.3\npaths: [unclosed\n")
+    dom = tmp_path / "domains"
+    hand = dom / "library" / "hand_made"
+    hand.mkdir(parents=True)
+    (hand / "env.yaml").write_text("# hand-written\n")
+    return res, dom
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_build_domain_writes_envs_records_failures_and_keeps_foreign_folders(roots):
+    res, dom = roots
+    report = build_domain("library", resources_root=res, domains_root=dom, verify=True)
+    assert [e.name for e in report.envs] == ["library_loans"]
+    assert len(report.failed_documents) == 1 and "broken.yaml" in report.failed_documents[0].error
+    spec = load_spec(dom / "library" / "library_loans")
+    assert {"get_book", "create_loan", "return_loan"} <= {t.name for t in spec.tools}
+    assert (dom / "library" / "library_loans" / "template.db").is_file()
+    data = json.loads((dom / "library" / BUILD_FILE).read_text())
+    assert data["envs"] == ["library_loans"] and "loans.yaml" in data["sources"]
+    assert (dom / "library" / "hand_made" / "env.yaml").read_text() == "# hand-written\n"
+    assert not [p for p in (dom).iterdir() if p.name.startswith(".")]  # temp folders cleaned up
+
+
+def test_rebuild_replaces_only_generated_envs(roots):
+    res, dom = roots
+    build_domain("library", resources_root=res, domains_root=dom, verify=False)
+    (dom / "library" / "library_loans" / "stale.txt").write_text("old")
+    build_domain("library", resources_root=res, domains_root=dom, verify=False)
+    assert not (dom / "library" / "library_loans" / "stale.txt").exists()
+    assert (dom / "library" / "hand_made" / "env.yaml").is_file()
+
+
+def test_failure_mid_build_leaves_domains_untouched(roots, monkeypatch):
+    res, dom = roots
+    build_domain("library", resources_root=res, domains_root=dom, verify=False)
+    before = _snapshot(dom)
+
+    def boom(*a, **k):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(build_mod, "save_spec", boom)
+    with pytest.raises(RuntimeError):
+        build_domain("library", resources_root=res, domains_root=dom, verify=False)
+    assert _snapshot(dom) == before
+    assert not [p for p in dom.iterdir() if p.name.startswith(".")]
+
+
+def test_failure_during_swap_restores_old_folders(roots, monkeypatch):
+    res, dom = roots
+    build_domain("library", resources_root=res, domains_root=dom, verify=False)
+    before = _snapshot(dom)
+    real = build_mod.os.replace
+
+    def flaky(src, dst):
+        # the new folder landing, after the old one was moved aside
+        if Path(dst) == dom / "library" / "library_loans" and ".old" not in str(src):
+            raise OSError("rename failed")
+        return real(src, dst)
+
+    monkeypatch.setattr(build_mod.os, "replace", flaky)
+    with pytest.raises(OSError):
+        build_domain("library", resources_root=res, domains_root=dom, verify=False)
+    monkeypatch.setattr(build_mod.os, "replace", real)
+    assert _snapshot(dom) == before
+
+
+def test_unknown_domain_is_a_config_error(roots):
+    res, dom = roots
+    with pytest.raises(ConfigError, match="known domains: library"):
+        build_domain("nope", resources_root=res, domains_root=dom)
+
+
+def test_build_source_file(tmp_path):
+    src = tmp_path / "loans.yaml"
+    src.write_text(DOC)
+    report = build_source(src, out_dir=tmp_path / "out", verify=False)
+    assert report.envs and (tmp_path / "out" / "library_loans" / "env.yaml").is_file()
+
+
+def test_cli_build_source_prints_table(tmp_path):
+    src = tmp_path / "loans.yaml"
+    src.write_text(DOC)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["build", "--source", str(src), "--out", str(out), "--no-verify", "--seed", "2"])
+    assert r.exit_code == 0, r.output
+    assert "library_loans" in r.output and "total: 1 environments" in r.output
+    assert load_spec(out / "library_loans").seed.seed == 2
+
+
+def test_cli_failed_document_is_not_an_error_exit(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("openapi: 3.0.3\npaths: [unclosed\n")
+    r = CliRunner().invoke(app, ["build", "--source", str(bad), "--out", str(tmp_path / "o"), "--no-verify"])
+    assert r.exit_code == 0, r.output
+    assert "failed" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("args", [["build"], ["build", "--domain", "x", "--all"]])
+def test_cli_bad_options_exit_nonzero_with_one_line(args):
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code != 0
+    assert "Traceback" not in r.output
