@@ -11,6 +11,8 @@ from . import build_cmds  # noqa: F401,E402
 from . import graph_cmds  # noqa: F401,E402
 from . import verify_cmds  # noqa: F401,E402
 from . import serve_cmds  # noqa: F401,E402
+from . import tasks_cmds  # noqa: F401,E402
+from . import eval_cmds  # noqa: F401,E402
 
 __all__ = ["app", "main"]
 

@@ -1,0 +1,155 @@
+"""BFCL-style evaluation: checkers, BFCL's file format, suites, the runner and its reports.
+
+    build_suite(tasks, envs) -> Suite;  write_suite / load_suite     eval/suites/<domain>/
+    run_eval(suite, agent, config=EvalConfig(...)) -> EvalReport     a model or a reference agent
+    summarize(report) / write_report(report, out) / summary_table(summary)
+    check_ast / check_multi_turn                                     BFCL's rules
+    bfcl_check_ast / bfcl_check_multi_turn                           BFCL's own checker (bfcl-eval)
+"""
+
+from .agents import (
+    REFERENCE_AGENTS,
+    Agent,
+    AgentContext,
+    DropOneAgent,
+    ModelAgent,
+    NoopAgent,
+    OracleAgent,
+    RandomAgent,
+    build_reference_agent,
+    expected_calls,
+)
+from .bfcl_compat import (
+    BfclBackendRun,
+    BfclUnavailableError,
+    bfcl_available,
+    bfcl_check_ast,
+    bfcl_check_multi_turn,
+    bfcl_data_dir,
+)
+from .bfcl_format import (
+    BfclFormatError,
+    BfclPossibleAnswer,
+    BfclQuestion,
+    Call,
+    format_call,
+    format_calls,
+    ground_truth_to_calls,
+    load_jsonl,
+    load_possible_answers,
+    load_questions,
+    parse_call,
+    parse_calls,
+    positional_params_from_functions,
+    write_jsonl,
+)
+from .checker import (
+    AST_CATEGORIES,
+    CheckResult,
+    MultiTurnResult,
+    StateDiff,
+    TurnExecution,
+    TurnVerdict,
+    ast_category_kind,
+    category_of,
+    check_ast,
+    check_call,
+    check_irrelevance,
+    check_multi_turn,
+    compare_object_states,
+    compare_state_mappings,
+    is_empty_output,
+    normalize_execution_result,
+    standardize_string,
+)
+from .report import summarize, summary_table, write_report
+from .runner import PROMPT_SYSTEM, EntryResult, EvalConfig, EvalReport, decode_reply, load_suite_envs, openai_tools, run_eval
+from .suites import (
+    CATEGORIES,
+    SINGLE_TURN_CATEGORIES,
+    Suite,
+    SuiteEntry,
+    SuiteError,
+    bfcl_function_doc,
+    build_suite,
+    load_suite,
+    suite_file_name,
+    write_suite,
+)
+
+__all__ = [
+    # checker
+    "AST_CATEGORIES",
+    "CheckResult",
+    "MultiTurnResult",
+    "StateDiff",
+    "TurnExecution",
+    "TurnVerdict",
+    "ast_category_kind",
+    "category_of",
+    "check_ast",
+    "check_call",
+    "check_irrelevance",
+    "check_multi_turn",
+    "compare_object_states",
+    "compare_state_mappings",
+    "is_empty_output",
+    "normalize_execution_result",
+    "standardize_string",
+    # BFCL file format
+    "BfclFormatError",
+    "BfclPossibleAnswer",
+    "BfclQuestion",
+    "Call",
+    "format_call",
+    "format_calls",
+    "ground_truth_to_calls",
+    "load_jsonl",
+    "load_possible_answers",
+    "load_questions",
+    "parse_call",
+    "parse_calls",
+    "positional_params_from_functions",
+    "write_jsonl",
+    # BFCL's own checker
+    "BfclBackendRun",
+    "BfclUnavailableError",
+    "bfcl_available",
+    "bfcl_check_ast",
+    "bfcl_check_multi_turn",
+    "bfcl_data_dir",
+    # suites
+    "CATEGORIES",
+    "SINGLE_TURN_CATEGORIES",
+    "Suite",
+    "SuiteEntry",
+    "SuiteError",
+    "bfcl_function_doc",
+    "build_suite",
+    "load_suite",
+    "suite_file_name",
+    "write_suite",
+    # agents
+    "REFERENCE_AGENTS",
+    "Agent",
+    "AgentContext",
+    "DropOneAgent",
+    "ModelAgent",
+    "NoopAgent",
+    "OracleAgent",
+    "RandomAgent",
+    "build_reference_agent",
+    "expected_calls",
+    # runner and reports
+    "PROMPT_SYSTEM",
+    "EntryResult",
+    "EvalConfig",
+    "EvalReport",
+    "decode_reply",
+    "load_suite_envs",
+    "openai_tools",
+    "run_eval",
+    "summarize",
+    "summary_table",
+    "write_report",
+]

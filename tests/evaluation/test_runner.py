@@ -1,0 +1,170 @@
+"""The runner: decoding replies, failures as data, and `envfactory eval` end to end.
+
+The end-to-end tests talk to ScriptedOpenAIServer on 127.0.0.1: a TEST DOUBLE whose replies
+are written by this test (it looks up the suite's own ground truth). Its scores say the
+harness works; they are not a model's results and must never be reported as such.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from envfactory.cli import app
+from envfactory.evaluation import (
+    EvalConfig,
+    ModelAgent,
+    decode_reply,
+    expected_calls,
+    format_calls,
+    openai_tools,
+    run_eval,
+    summarize,
+)
+from envfactory.llm import (
+    ChatMessage,
+    ChatResponse,
+    ErrorReply,
+    OpenAICompatModel,
+    Reply,
+    ScriptedOpenAIServer,
+    ScriptedToolCall,
+    ToolCall,
+)
+from envfactory.synth.task import write_tasks
+
+from ._fixtures import REPO, trip_desk, trip_desk_suite, trip_desk_tasks
+
+runner = CliRunner()
+
+
+def test_openai_tools_translate_bfcl_types():
+    doc = {"name": "f", "description": "d", "parameters": {"type": "dict", "properties": {
+        "x": {"type": "float"}, "tags": {"type": "array", "items": {"type": "string"}}, "o": {"type": "dict"}},
+        "required": ["x"]}}
+    (tool,) = openai_tools([doc])
+    params = tool["function"]["parameters"]
+    assert params["type"] == "object" and params["required"] == ["x"]
+    assert [params["properties"][k]["type"] for k in ("x", "tags", "o")] == ["number", "array", "object"]
+
+
+def test_decode_reply_in_both_modes():
+    fc = ChatResponse(message=ChatMessage.assistant(None, [ToolCall(id="1", name="f", arguments={"a": 1})]))
+    assert decode_reply(fc, "fc") == [{"f": {"a": 1}}]
+    bad = ChatResponse(message=ChatMessage.assistant(None, [ToolCall.from_raw("1", "f", "{not json")]))
+    assert decode_reply(bad, "fc") is None
+    assert decode_reply(ChatResponse(message=ChatMessage.assistant("hello")), "fc") == []
+    assert decode_reply(ChatResponse(message=ChatMessage.assistant("[f(a=1), g(b='x')]")), "prompt") == [
+        {"f": {"a": 1}}, {"g": {"b": "x"}}]
+    assert decode_reply(ChatResponse(message=ChatMessage.assistant("I cannot help")), "prompt") is None
+
+
+def _scripted_oracle(suite, mode: str):
+    """A responder that answers from the suite's ground truth, keyed by the user turns so far."""
+    answers = {}
+    for entry in suite.entries:
+        texts = []
+        names = ",".join(sorted(f["name"] for f in entry.functions))
+        for turn, messages in enumerate(entry.question):
+            texts.append(messages[-1]["content"])
+            answers[("\n".join(texts), names)] = expected_calls(entry, turn)
+
+    def respond(request):
+        messages = request["messages"]
+        if messages[-1]["role"] == "tool" or messages[-1]["content"].startswith("Results of your function calls"):
+            return Reply("Done.")
+        users = [m["content"] for m in messages if m["role"] == "user" and not m["content"].startswith("Results")]
+        if mode == "prompt":
+            offered = re.findall(r'"name": "(\w+)"', messages[0]["content"])
+        else:
+            offered = [t["function"]["name"] for t in request.get("tools") or []]
+        calls = answers.get(("\n".join(users), ",".join(sorted(offered))), [])
+        if not calls:
+            return Reply("None of these functions can do that.")
+        if mode == "prompt":
+            return Reply(format_calls(calls))
+        return Reply(tool_calls=tuple(ScriptedToolCall(*next(iter(c.items()))) for c in calls))
+
+    return respond
+
+
+def test_prompt_mode_against_a_scripted_server_scores_single_and_multi_turn():
+    suite = trip_desk_suite()
+    with ScriptedOpenAIServer(fallback=_scripted_oracle(suite, "prompt")) as server:
+        with OpenAICompatModel(server.base_url, "scripted", concurrency=4, max_retries=0) as model:
+            report = run_eval(suite, ModelAgent(model), envs={"trip_desk": trip_desk()},
+                              config=EvalConfig(mode="prompt", limit=3, concurrency=4))
+        requests = server.chat_requests
+    summary = summarize(report)
+    assert all(s["accuracy"] == 1.0 for s in summary["categories"].values()), summary["categories"]
+    assert all("tools" not in r and "[func_name1(" in r["messages"][0]["content"] for r in requests)
+    assert summary["tokens"]["prompt"] > 0 and summary["tokens"]["requests"] == len(requests)
+
+
+def test_a_failing_server_fails_entries_not_the_run():
+    suite = trip_desk_suite()
+    with ScriptedOpenAIServer(fallback=ErrorReply(400, "model does not support tools")) as server:
+        with OpenAICompatModel(server.base_url, "scripted", max_retries=0) as model:
+            report = run_eval(suite, ModelAgent(model), envs={"trip_desk": trip_desk()},
+                              config=EvalConfig(limit=2, categories=("simple", "multi_turn")))
+    assert [r.error_type for r in report.results] == ["model_error"] * 4
+    assert all("model does not support tools" in r.model_error for r in report.results)
+    assert summarize(report)["model_errors"] == 4
+
+
+def test_eval_help_says_how_to_point_it_at_vllm():
+    result = runner.invoke(app, ["eval", "--help"])
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "vllm serve MODEL --enable-auto-tool-choice --tool-call-parser hermes" in text
+    assert "--base-url http://127.0.0.1:8000/v1 --suite travel" in text
+
+
+def test_eval_suite_then_eval_end_to_end_against_a_scripted_server(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENVFACTORY_ROOT", str(REPO))
+    tasks = write_tasks(trip_desk_tasks(), tmp_path / "tasks.jsonl")
+    built = runner.invoke(app, ["eval-suite", "--domain", "travel", "--tasks", str(tasks), "-n", "4",
+                                "--out", str(tmp_path / "suites")])
+    assert built.exit_code == 0, built.output
+    suite_dir = tmp_path / "suites" / "travel"
+    assert (suite_dir / "BFCL_v3_travel_simple.json").exists()
+
+    from envfactory.evaluation import load_suite
+
+    suite = load_suite(suite_dir)
+    out = tmp_path / "results"
+    # Replies come from the scripted test double (this test's own ground-truth lookup), not a model.
+    with ScriptedOpenAIServer(fallback=_scripted_oracle(suite, "fc")) as server:
+        result = runner.invoke(app, ["eval", "--model", "scripted", "--base-url", server.base_url,
+                                     "--suite", str(suite_dir), "--concurrency", "3", "--timeout", "10",
+                                     "--retries", "0", "--out", str(out)])
+        requests = server.chat_requests
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert len(lines) == summary["overall"]["total"] == len(suite.entries)
+    assert summary["overall"]["accuracy"] == 1.0, summary["categories"]
+    assert summary["categories"]["multi_turn"]["mean_reward"] == 1.0
+    assert all(r.get("tools") for r in requests)  # fc mode sends the functions as tools
+    assert "multi_turn" in result.output and "accuracy" in result.output
+
+
+def test_eval_with_a_reference_agent_and_bad_options(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENVFACTORY_ROOT", str(REPO))
+    from envfactory.evaluation import write_suite
+
+    suite_dir = write_suite(trip_desk_suite(), tmp_path / "travel")
+    ok = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--categories",
+                             "simple,irrelevance", "--out", str(tmp_path / "r")])
+    assert ok.exit_code == 0, ok.output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert {c: s["accuracy"] for c, s in summary["categories"].items()} == {"simple": 0.0, "irrelevance": 1.0}
+    both = runner.invoke(app, ["eval", "--agent", "noop", "--model", "m", "--suite", str(suite_dir)])
+    assert both.exit_code == 2 and "exactly one" in both.output
+    missing = runner.invoke(app, ["eval", "--agent", "noop", "--suite", "nowhere"])
+    assert missing.exit_code == 2 and "eval-suite" in missing.output
+    bad = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--categories", "bogus"])
+    assert bad.exit_code == 2 and "unknown categories" in bad.output
