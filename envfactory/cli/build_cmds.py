@@ -36,8 +36,14 @@ class _Bar:
 
 def _print(reports: list[BuildReport]) -> None:
     table = Table(title="Built environments")
+    longest = max((len(e.name) for r in reports for e in r.envs), default=11)
     for col in ("domain", "environment", "tools", "entities", "rows", "warnings", "check"):
-        table.add_column(col, justify="right" if col in ("tools", "entities", "rows", "warnings") else "left")
+        if col in ("tools", "entities", "rows", "warnings"):
+            table.add_column(col, justify="right", no_wrap=True)
+        elif col == "environment":  # names are what a reader copies from this table: fold, never cut off
+            table.add_column(col, overflow="fold", min_width=min(longest, 40))
+        else:
+            table.add_column(col, overflow="fold", min_width=len(col))
     for r in reports:
         for e in r.envs:
             table.add_row(r.domain, e.name, str(e.tools), str(e.entities), f"{e.rows:,}", str(len(e.warnings)), e.check)
@@ -49,6 +55,10 @@ def _print(reports: list[BuildReport]) -> None:
             console.print(f"[yellow]dropped[/] {line}", highlight=False)
         for line in r.warnings:
             console.print(f"[yellow]warning[/] {line}", highlight=False)
+    if len(reports) > 1:
+        for r in reports:
+            console.print(f"{r.domain}: {len(r.envs)} environments, {r.tools} tools, {r.rows:,} rows in {r.seconds:.1f}s",
+                          highlight=False)
     envs = sum(len(r.envs) for r in reports)
     docs = sum(len(r.documents) for r in reports)
     failed = sum(len(r.failed_documents) for r in reports)
@@ -74,7 +84,7 @@ def build(
     name: str = typer.Option("custom", "--name", help="With --source: the domain name the environments get."),
     verify: bool = typer.Option(True, "--verify/--no-verify", help="Verify tools and ship only the ones that pass."),
     seed: int = typer.Option(0, "--seed", help="Seed for seed data and every random choice."),
-    max_envs: Optional[int] = typer.Option(None, "--max-envs", help="Keep at most this many environments per document."),
+    max_envs: Optional[int] = typer.Option(None, "--max-envs", help="Keep at most this many environments per document (per domain graph when documents are merged)."),
     resources: Optional[Path] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
     domains: Optional[Path] = typer.Option(None, "--domains", help="Output root (default ./domains)."),
 ) -> None:

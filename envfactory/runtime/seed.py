@@ -144,6 +144,24 @@ def _stable_seed(*parts: Any) -> int:
 
 
 _FAKERS: dict[str, Faker] = {}
+# Generator methods that are not data providers: a spec may not name them.
+_NOT_PROVIDERS = {"seed", "seed_instance", "seed_locale", "add_provider", "get_providers", "provider", "parse",
+                  "format", "get_formatter", "set_formatter", "set_arguments", "get_arguments", "del_arguments",
+                  "random", "unique", "optional", "items", "weights", "factories", "locales", "binary", "zip", "tar",
+                  "image", "json", "xml", "csv", "tsv", "psv", "dsv", "fixed_width", "pystruct", "pyobject"}
+
+
+def _provider(fake: Faker, name: str, where: str):
+    """A Faker data provider by name, refusing anything that is not one (specs are untrusted)."""
+    if name.startswith("_") or name in _NOT_PROVIDERS:
+        raise SpecError(f"{where}: {name!r} is not an allowed Faker provider")
+    try:
+        fn = getattr(fake, name)
+    except AttributeError:
+        fn = None
+    if fn is None or not callable(fn):
+        raise SpecError(f"{where}: unknown Faker provider {name!r}")
+    return fn
 
 
 def _faker(locale: str) -> Faker:
@@ -171,10 +189,10 @@ class _FieldGen:
         self.seen: set[Any] = set()
         self.ent = ent
         if gen.kind == "faker":
-            provider = getattr(self.fake, gen.provider or "word", None)
-            if provider is None or not callable(provider) or (gen.provider or "").startswith("_"):
-                raise SpecError(f"{spec.name}: seed {ent.name}.{f.name}: unknown Faker provider {gen.provider!r}")
-            self._provider = provider
+            self._provider = _provider(self.fake, gen.provider or "word", f"{spec.name}: seed {ent.name}.{f.name}")
+        if gen.kind == "pattern":
+            for token in re.findall(r"{{\s*(\w+)\s*}}", gen.pattern or ""):
+                _provider(self.fake, token, f"{spec.name}: seed {ent.name}.{f.name} pattern")
         if gen.kind == "ref":
             target = f.ref
             if target is None:
@@ -229,7 +247,10 @@ class _FieldGen:
             v = self._provider()
             return v if isinstance(v, (str, int, float, bool)) or v is None else str(v)
         if k == "pattern":
-            v = self.fake.bothify(g.pattern or "????")
+            pat = g.pattern or "????"
+            # '{{provider}}' tokens name Faker providers (parse checks them against Faker's own
+            # providers, so a spec still cannot call anything else); '#'/'?' are filled after.
+            v = self.fake.bothify(self.fake.parse(pat) if "{{" in pat else pat)
             return v.upper() if g.value == "upper" else v
         if k == "const":
             return g.value

@@ -240,3 +240,27 @@ def test_travel_booking_flow(trip_desk_env):
     assert s.call("get_flight", {"flight_id": f["flight_id"]})["seats_available"] == f["seats_available"]
     with pytest.raises(PreconditionError):
         s.call("pay_booking", {"booking_id": b["booking_id"], "method": "card"})
+
+
+@pytest.mark.parametrize("gen", [
+    {"kind": "faker", "provider": "seed_instance"},
+    {"kind": "faker", "provider": "_Generator__config"},
+    {"kind": "pattern", "pattern": "{{add_provider}}"},
+    {"kind": "faker", "provider": "no_such_provider"},
+])
+def test_seed_recipe_cannot_name_non_provider_methods(small_spec, gen):
+    from envfactory.errors import SpecError
+    from envfactory.spec import GeneratorSpec
+
+    small_spec.seed.entities["customer"].fields["name"] = GeneratorSpec(**gen)
+    with pytest.raises(SpecError, match="customer.name"):
+        build_template(small_spec)
+
+
+def test_pattern_expands_provider_tokens(small_spec):
+    from envfactory.spec import GeneratorSpec
+
+    small_spec.seed.entities["customer"].fields["name"] = GeneratorSpec(kind="pattern", pattern="{{last_name}} & Co ##")
+    s = Environment.from_spec(small_spec).new_session()
+    names = [r[0] for r in s.query("SELECT name FROM customer")]
+    assert all("{{" not in n and " & Co " in n and n[-2:].isdigit() for n in names)

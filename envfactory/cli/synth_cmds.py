@@ -1,0 +1,169 @@
+"""synth, push: multi-turn trajectories as Hugging Face datasets, and uploading them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from ..config import project_paths
+from ._app import app, console, env_dirs, fail, handle_errors
+
+_SYNTH_HELP = """Synthesize multi-turn tool-use trajectories and write them as a Hugging Face dataset.
+
+Tasks come from the task builder (or --tasks FILE); each is rolled out with the simulated user and
+the assistant policy against live environment sessions, replayed on a fresh session (rows whose tool
+results or reward do not reproduce are dropped and counted), and written to
+trajectories/NAME/ as Parquet files per split (sft, rl, eval held out by environment) plus a
+dataset card. Killed at any point, the same command resumes where it stopped.
+
+No model is needed: the default policy is the oracle (gold calls with natural messages).
+--policy teacher --model M --base-url URL uses a model behind an OpenAI-compatible API and keeps
+only full-reward rollouts (up to --attempts tries per task)."""
+
+
+@app.command(help=_SYNTH_HELP)
+@handle_errors
+def synth(
+    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="Domain to synthesize for."),
+    all_: bool = typer.Option(False, "--all", help="Every bundled domain."),
+    env: Optional[str] = typer.Option(None, "--env", "-e", help="Only this environment."),
+    n: int = typer.Option(1000, "--n", "-n", min=1, help="Tasks to build and roll out (in total)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed: the same seed gives the same dataset, byte for byte."),
+    name: Optional[str] = typer.Option(None, "--name", help="Dataset folder name (default: the domain, or 'all')."),
+    out_root: Optional[Path] = typer.Option(None, "--out-root", help="Parent folder (default ./trajectories)."),
+    tasks_file: Optional[Path] = typer.Option(None, "--tasks", help="Roll out tasks from this JSONL file instead of building them."),
+    policy: str = typer.Option("oracle", "--policy", help="oracle (no model) or teacher (--model, --base-url)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Teacher model name, as the server serves it."),
+    base_url: str = typer.Option("http://127.0.0.1:8000/v1", "--base-url", help="OpenAI-compatible endpoint, with /v1."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."),
+    attempts: int = typer.Option(3, "--attempts", min=1, help="Teacher: rollouts tried per task (rejection sampling)."),
+    temperature: float = typer.Option(0.7, "--temperature", help="Teacher sampling temperature."),
+    llm_user: bool = typer.Option(False, "--llm-user", help="Teacher: the model also words the simulated user's replies."),
+    via_mcp: bool = typer.Option(False, "--via-mcp", help="Run tool calls through the MCP server with the SDK client."),
+    mcp_transport: str = typer.Option("inproc", "--mcp-transport", help="With --via-mcp: inproc (in-memory) or stdio (a server process per rollout)."),
+    eval_fraction: float = typer.Option(0.2, "--eval-fraction", min=0.0, max=1.0, help="Share of environments held out for eval (by hash)."),
+    rl_fraction: float = typer.Option(0.25, "--rl-fraction", min=0.0, max=1.0, help="Share of training tasks in the rl split (by hash)."),
+    license: str = typer.Option("apache-2.0", "--license", help="License in the dataset card."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Start over, replacing an existing dataset folder."),
+) -> None:
+    from ..export import synthesize_dataset
+    from ..runtime import load_environment
+    from ..synth.policy import OraclePolicy, TeacherPolicy
+    from ..synth.task import load_tasks
+
+    if all_ == bool(domain):
+        fail("give exactly one of --domain DOMAIN or --all")
+    if policy not in ("oracle", "teacher"):
+        fail(f"unknown policy {policy!r}; choose oracle or teacher")
+    if via_mcp and mcp_transport not in ("inproc", "stdio"):
+        fail(f"unknown --mcp-transport {mcp_transport!r}; choose inproc or stdio")
+    dirs = env_dirs(None if all_ else domain, env)
+    with console.status("loading environments ..."):
+        envs = [load_environment(d) for d in dirs]
+    chat_model = None
+    if policy == "teacher":
+        if not model:
+            fail("--policy teacher needs --model (and --base-url)")
+        from ..llm import OpenAICompatModel
+
+        chat_model = OpenAICompatModel(base_url, model, api_key=os.environ.get(api_key_env) or None)
+        pol = TeacherPolicy(chat_model, attempts=attempts, temperature=temperature, seed=seed, model_name=model)
+    else:
+        pol = OraclePolicy(seed=seed)
+    tasks = None
+    source = "build_tasks"
+    if tasks_file is not None:
+        if not tasks_file.is_file():
+            fail(f"{tasks_file}: no such tasks file")
+        tasks = list(load_tasks(tasks_file))
+        import hashlib
+
+        source = "file:" + hashlib.sha256(tasks_file.read_bytes()).hexdigest()[:16]
+        wanted = {(e.spec.domain, e.spec.name) for e in envs}
+        tasks = [t for t in tasks if (t.domain, t.env) in wanted][:n]
+    ds_name = name or (domain if domain else "all") + ("" if not env else f"-{env}")
+    root = out_root or project_paths().root / "trajectories"
+    out = root / ds_name
+    command = " ".join(["envfactory synth", "--all" if all_ else f"--domain {domain}"] + ([f"--env {env}"] if env else [])
+                       + [f"--n {n}", f"--seed {seed}"]
+                       + ([f"--policy teacher --model {model} --attempts {attempts}"] if policy == "teacher" else [])
+                       + (["--via-mcp"] if via_mcp else []))
+    columns = (TextColumn("[bold]{task.description}[/]"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
+               TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=False) as prog:
+        bars: dict[str, int] = {}
+        started: dict[str, tuple[float, int]] = {}
+
+        def on_progress(stage: str, done: int = 0, total: int | None = None, *rest: object) -> None:
+            import time
+
+            if not isinstance(done, int):
+                return
+            if stage not in bars:
+                bars[stage] = prog.add_task(stage, total=total, rate="")
+                started[stage] = (time.perf_counter(), done)
+            t0, d0 = started[stage]
+            dt = time.perf_counter() - t0
+            rate = f"{(done - d0) / dt:,.0f}/s" if dt > 0.2 and done > d0 else ""
+            prog.update(bars[stage], completed=done, total=total, rate=rate)
+
+        res = synthesize_dataset(envs, out, n=n, seed=seed, name=ds_name, tasks=tasks, tasks_source=source,
+                                 policy=pol, via_mcp=mcp_transport if via_mcp else None,
+                                 user_model=chat_model if llm_user else None, eval_fraction=eval_fraction,
+                                 rl_fraction=rl_fraction, overwrite=overwrite, license=license, command=command,
+                                 on_progress=on_progress)
+    t = Table(title=f"trajectories/{ds_name}" if out_root is None else str(out))
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+    t.add_row("tasks", f"{res.tasks:,}")
+    t.add_row("kept (verified by replay)", f"{res.kept:,}")
+    for s, c in res.split_counts.items():
+        t.add_row(f"  {s}", f"{c:,}")
+    t.add_row("no full-reward rollout", f"{res.rollout_failures:,}")
+    t.add_row("replay failures (dropped)", f"{res.replay_failures:,}")
+    t.add_row("resumed from earlier run", f"{res.resumed:,}")
+    t.add_row("seconds: tasks / rollouts / export",
+              " / ".join(f"{res.seconds[k]:.1f}" for k in ("tasks", "rollouts", "export")))
+    console.print(t)
+    for reason, c in list(res.failures.items())[:5]:
+        console.print(f"  dropped {c}x: {reason}", highlight=False)
+    console.print(f"wrote {len(res.files)} files under {out}", highlight=False)
+
+
+@app.command()
+@handle_errors
+def push(
+    path: Path = typer.Argument(..., help="A dataset folder written by 'envfactory synth'."),
+    repo_id: str = typer.Option(..., "--repo-id", help="ORG/NAME of the dataset repository on the Hub."),
+    private: bool = typer.Option(False, "--private", help="Create the repository as private."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the files that would be uploaded; needs no token or network."),
+) -> None:
+    """Upload a dataset folder (card + Parquet files) to the Hugging Face Hub (token: HF_TOKEN or 'hf auth login')."""
+    from ..export import push_dataset
+
+    if not path.is_dir():
+        fail(f"{path}: not a folder")
+    res = push_dataset(path, repo_id, private=private, dry_run=dry_run)
+    t = Table(title=("would upload to " if dry_run else "uploaded to ") + f"datasets/{repo_id}"
+              + (" (private)" if private else ""))
+    t.add_column("file")
+    t.add_column("bytes", justify="right")
+    for f, size in res.files:
+        t.add_row(f, f"{size:,}")
+    t.add_row("total", f"{res.total_bytes:,}")
+    console.print(t)
+    if not dry_run:
+        console.print(f"done: {res.url}", highlight=False)

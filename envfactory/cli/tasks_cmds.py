@@ -1,0 +1,83 @@
+"""tasks: implicit-intent tasks with verifiable rewards, checked and difficulty-calibrated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..runtime import load_environment
+from ..synth.task import write_tasks
+from ..synth.tasks import TaskReport, build_tasks
+from ._app import app, console, env_dirs, handle_errors
+
+
+def print_task_report(rep: TaskReport) -> None:
+    t = Table(title=f"tasks: {rep.kept} kept of {rep.candidates} candidates ({rep.plans_sampled} plans sampled)")
+    for c in ("check", "failed", "rewritten", "dropped"):
+        t.add_column(c, justify="left" if c == "check" else "right")
+    for name, c in rep.checks.items():
+        t.add_row(name, str(c["failed"]), str(c["rewritten"]), str(c["dropped"]))
+    console.print(t)
+    h = Table(title=f"predicted pass rate: mean {rep.mean_pass_rate_before:.3f} before, "
+                    f"{rep.mean_pass_rate_after:.3f} after calibration")
+    for c in ("bucket", "before", "after"):
+        h.add_column(c, justify="right")
+    for k in rep.histogram_before:
+        h.add_row(k, str(rep.histogram_before[k]), str(rep.histogram_after.get(k, 0)))
+    console.print(h)
+    a = Table(title="calibration actions (MILP)")
+    for c in ("action", "chosen", "reverted"):
+        a.add_column(c, justify="left" if c == "action" else "right")
+    for k in sorted(rep.actions):
+        a.add_row(k, str(rep.actions[k]), str(rep.edits_reverted.get(k, 0)))
+    console.print(a)
+    console.print("refinement rules applied: " + ", ".join(f"{k} {v}" for k, v in sorted(rep.rules.items())))
+    srcs = ", ".join(f"{k} ({v} questions)" for k, v in rep.decontam_sources.items() if v) or "none"
+    console.print(f"decontamination index: {srcs}")
+    for why in rep.decontam_unavailable.values():
+        console.print(f"[yellow]{why}[/]")
+    if rep.llm:
+        console.print("model rewrites: " + ", ".join(f"{k} {v}" for k, v in sorted(rep.llm.items())))
+    console.print("timings (s): " + ", ".join(f"{k} {v}" for k, v in rep.timings.items()))
+    console.print("[bold]sample goals[/]")
+    for s in rep.samples:
+        console.print(f"  - {s}", highlight=False)
+
+
+@app.command()
+@handle_errors
+def tasks(
+    domain: str = typer.Option(..., "--domain", "-d", help="Domain to build tasks for."),
+    env: Optional[str] = typer.Option(None, "--env", "-e", help="Only this environment."),
+    n: int = typer.Option(1000, "--n", "-n", help="Number of tasks."),
+    seed: int = typer.Option(0, "--seed", help="Seed (same seed, same tasks)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON Lines file (default trajectories/tasks/<domain>.jsonl)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name for the LLM goal rewriter."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (e.g. vllm serve)."),
+    calibrate: bool = typer.Option(True, "--calibrate/--no-calibrate", help="Difficulty calibration (MILP edits)."),
+) -> None:
+    """Build implicit-intent tasks (goal, persona, hidden facts, gold run, reward) and write JSON Lines."""
+    envs = [load_environment(d) for d in env_dirs(domain, env)]
+    chat = None
+    if base_url or model:
+        from ..llm import ModelConfig, build_chat_model
+
+        chat = build_chat_model(ModelConfig(base_url=base_url, model=model))
+    with Progress(TextColumn("[bold]{task.description}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as prog:
+        bars: dict[str, int] = {}
+
+        def tick(stage: str, done: int, total: int) -> None:
+            if stage not in bars:
+                bars[stage] = prog.add_task(stage, total=total)
+            if done == total or done % 20 == 0:
+                prog.update(bars[stage], completed=done, total=total)
+
+        res = build_tasks(envs, n=n, seed=seed, model=chat, on_progress=tick, calibrate=calibrate)
+    path = write_tasks(res.tasks, out or Path("trajectories") / "tasks" / f"{domain}.jsonl")
+    print_task_report(res.report)
+    console.print(f"wrote {len(res.tasks)} tasks to {path}")

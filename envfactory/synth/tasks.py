@@ -1,0 +1,307 @@
+"""Build tasks from sampled, executed plans: realize, check, rewrite or drop, calibrate.
+
+    result = build_tasks(envs, n=1000, seed=0)          # no model: template realizer
+    result.tasks   -> list[Task]; result.report -> TaskReport
+
+Pipeline per seed plan: realize the goal (``realize.py``), run the checks (``checks.py``);
+a failed check gets up to two rewrites (other phrasing, other constraint choice, dropping
+the fact that leaked) before the task is dropped; counts per check go to the report. Then
+difficulty calibration (``calibrate.py``): a pass-rate estimate per task, one of six edit
+actions per task chosen by a MILP, the edited plan re-executed (gold execution) and the task
+realized and checked again; an edit that no longer executes or passes is reverted.
+With a ``ChatModel``, each goal is also rewritten by the model and the text checks re-run on
+the rewrite (rejected rewrites keep the template goal).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from ..graph import GoldResult, execute_plan, run_sampling
+from ..graph.plan import iter_refs, is_ref
+from ..reward import RewardSpec
+from .calibrate import (ACTIONS, choose_actions, difficulty_features, edit_plan, estimate_pass_rate, level_of,
+                        predicted_after)
+from .checks import CHECKS, Finding, check_complete, check_decontaminated, check_not_overspecified, run_checks
+from .decontam import NgramIndex, load_benchmark_index
+from .realize import Realization, realize_goal
+from .task import Difficulty, GoldStep, Task
+
+__all__ = ["TaskReport", "TaskBuildResult", "build_tasks", "task_from_gold", "rewrite_goal_with_model"]
+
+_TEXT_CHECKS = ("complete", "not_overspecified", "decontaminated")
+
+
+@dataclass
+class TaskReport:
+    """What happened to the candidates. ``checks[check]``: failed / rewritten / dropped counts."""
+
+    requested: int
+    plans_sampled: int = 0
+    plans_executed_ok: int = 0
+    candidates: int = 0
+    kept: int = 0
+    checks: dict[str, dict[str, int]] = field(default_factory=lambda: {
+        c: {"failed": 0, "rewritten": 0, "dropped": 0} for c in CHECKS})
+    actions: dict[str, int] = field(default_factory=dict)
+    edits_reverted: dict[str, int] = field(default_factory=dict)
+    histogram_before: dict[str, int] = field(default_factory=dict)
+    histogram_after: dict[str, int] = field(default_factory=dict)
+    mean_pass_rate_before: float = 0.0
+    mean_pass_rate_after: float = 0.0
+    rules: dict[str, int] = field(default_factory=dict)
+    decontam_sources: dict[str, int] = field(default_factory=dict)
+    decontam_unavailable: dict[str, str] = field(default_factory=dict)
+    llm: dict[str, int] = field(default_factory=dict)
+    samples: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class TaskBuildResult:
+    tasks: list[Task]
+    report: TaskReport
+
+
+def _hist(ps: Sequence[float]) -> dict[str, int]:
+    c = Counter(min(9, int(p * 10)) for p in ps)
+    return {f"{b / 10:.1f}-{(b + 1) / 10:.1f}": c.get(b, 0) for b in range(10)}
+
+
+def _refs(args: dict[str, Any]) -> dict[str, list[Any]]:
+    return {k: list(next(iter_refs(v))) for k, v in args.items() if is_ref(v)}
+
+
+def task_from_gold(env: Any, gold: GoldResult, z: Realization, *, task_id: str, seed: int,
+                   difficulty: Difficulty) -> Task:
+    """A Task (gold steps, reward spec) from an executed plan and its realization."""
+    spec = env.spec
+    steps = []
+    calls = []
+    for i, (st, c) in enumerate(zip(gold.plan.steps, gold.calls)):
+        m = z.masked_args[i] if i < len(z.masked_args) else []
+        steps.append(GoldStep(tool=c.tool, args=c.args, output=c.output, role=st.role, masked_args=m))
+        calls.append({"tool": c.tool, "args": c.args, "refs": _refs(st.args)})
+    reward = RewardSpec(gold_state_hash=gold.final_hash, initial_state_hash=gold.initial_hash,
+                        gold_diff=gold.diff or {}, gold_calls=calls, masked_args=list(z.masked_args),
+                        required_facts=list(z.answer_facts))
+    return Task(task_id=task_id, domain=spec.domain, env=spec.name, source_docs=list(spec.sources), seed=seed,
+                persona=z.persona, goal=z.goal, subgoals=z.subgoals, gold=steps, answer_facts=list(z.answer_facts),
+                reward=reward, difficulty=difficulty, tools=[t.name for t in spec.tools],
+                turn_limit=min(40, 10 + 4 * len(steps)))
+
+
+_REWRITE_PROMPT = (
+    "Rewrite the customer's request below so it reads like a real person wrote it. Keep every fact "
+    "(names, emails, dates, amounts, numbers) exactly as given, keep every request, add nothing, and do not "
+    "mention tools, APIs, ids or steps. Reply with JSON: {\"goal\": \"...\"}.\n\nRequest: ")
+
+
+def rewrite_goal_with_model(model: Any, goal: str, *, seed: int = 0) -> str | None:
+    """The model's rewrite of ``goal`` (None when the reply is unusable)."""
+    try:
+        r = model.complete([{"role": "user", "content": _REWRITE_PROMPT + goal}], temperature=0.7, seed=seed,
+                           response_format={"type": "json_object"})
+    except Exception:  # ModelError and transport failures: keep the template goal
+        return None
+    text = (r.content or "").strip()
+    try:
+        out = json.loads(text[text.find("{"): text.rfind("}") + 1])
+        g = out.get("goal") if isinstance(out, dict) else None
+    except (ValueError, AttributeError):
+        g = None
+    return g.strip() if isinstance(g, str) and g.strip() else None
+
+
+class _Builder:
+    def __init__(self, envs: Mapping[str, Any], seed: int, index: NgramIndex | None, model: Any,
+                 report: TaskReport):
+        self.envs, self.seed, self.index, self.model, self.report = envs, seed, index, model, report
+
+    def _difficulty(self, gold: GoldResult, z: Realization, action: str | None = None) -> Difficulty:
+        spec = self.envs[gold.plan.env].spec
+        f = difficulty_features(gold.plan, spec, hidden=len(z.persona.hidden_facts),
+                                constraints=sum(1 for s in z.selections if s.how == "constraint"))
+        p = estimate_pass_rate(f)
+        return Difficulty(predicted_pass_rate=p, level=level_of(p), calibration_action=action, features=f)
+
+    def make(self, gold: GoldResult, task_id: str, *, action: str | None = None, variant: int = 0,
+             count: bool = True) -> Task | None:
+        """Realize + check, rewriting up to twice; None when dropped."""
+        env = self.envs[gold.plan.env]
+        failed: list[str] = []
+        drop: set[str] = set()
+        prefer = variant % 2 == 0 if action == "different-depth" else True
+        last: Finding | None = None
+        for attempt in range(3):
+            z = realize_goal(env.spec, gold, seed=self.seed * 7919 + variant * 31 + attempt, prefer_constraints=prefer,
+                             drop_facts=drop)
+            task = task_from_gold(env, gold, z, task_id=task_id, seed=self.seed,
+                                  difficulty=self._difficulty(gold, z, action))
+            findings = run_checks(task, env, self.index)
+            bad = next((f for f in findings if not f.ok), None)
+            if bad is None:
+                if count:
+                    for c in failed:
+                        self.report.checks[c]["rewritten"] += 1
+                    for r in z.rules:
+                        self.report.rules[r] = self.report.rules.get(r, 0) + 1
+                task.checks_passed = list(CHECKS)
+                if self.model is not None:
+                    task = self._llm(task, env)
+                return task
+            last = bad
+            if count:
+                self.report.checks[bad.check]["failed"] += 1
+            failed.append(bad.check)
+            if bad.check in ("solvable", "not_presatisfied"):
+                break  # no rewording fixes the gold run itself
+            if bad.check == "not_overspecified" and "states the id" in bad.message:
+                leaked = bad.message.split("states the id ", 1)[1].split(",", 1)[0]
+                drop |= {k for k, v in z.persona.known_facts.items() if str(v) == leaked}
+            prefer = not prefer
+        if count and last is not None:
+            self.report.checks[last.check]["dropped"] += 1
+        return None
+
+    def _llm(self, task: Task, env: Any) -> Task:
+        self.report.llm["attempted"] = self.report.llm.get("attempted", 0) + 1
+        g = rewrite_goal_with_model(self.model, task.goal, seed=self.seed)
+        if g is None:
+            self.report.llm["unusable"] = self.report.llm.get("unusable", 0) + 1
+            return task
+        cand = task.model_copy(update={"goal": g})
+        for f in (check_complete(cand, env.spec), check_not_overspecified(cand, env.spec),
+                  check_decontaminated(cand, self.index)):
+            if not f.ok:
+                self.report.llm["rejected"] = self.report.llm.get("rejected", 0) + 1
+                self.report.llm[f"rejected_{f.check}"] = self.report.llm.get(f"rejected_{f.check}", 0) + 1
+                return task
+        self.report.llm["accepted"] = self.report.llm.get("accepted", 0) + 1
+        return cand
+
+
+def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 0, model: Any = None,
+                on_progress: Callable[[str, int, int], None] | None = None, calibrate: bool = True,
+                coverage_targets: dict[str, int] | None = None, index: NgramIndex | None | bool = True,
+                oversample: float = 1.3) -> TaskBuildResult:
+    """Sample, execute, realize, check and calibrate ``n`` tasks over ``envs`` (``Environment``s).
+
+    ``on_progress(stage, done, total)`` is called as stages advance. ``index``: True loads the
+    cached BFCL / tau2-bench n-gram index, an ``NgramIndex`` is used as given, None/False skips
+    decontamination (reported as unavailable). ``coverage_targets`` maps 'env/tool' to the number
+    of tasks that should use it (default: every tool of every env at least once).
+    """
+    by_name = dict(envs) if isinstance(envs, Mapping) else {e.spec.name: e for e in envs}
+    report = TaskReport(requested=n)
+    t0 = time.perf_counter()
+    if index is True:
+        index = load_benchmark_index()
+    elif index is False:
+        index = None
+    if index is not None:
+        report.decontam_sources = dict(index.counts)
+        report.decontam_unavailable = dict(index.unavailable)
+    else:
+        report.decontam_unavailable = {"bfcl": "bfcl index unavailable (decontamination skipped)"}
+    report.timings["index"] = round(time.perf_counter() - t0, 3)
+    b = _Builder(by_name, seed, index, model, report)
+
+    # 1. seed tasks
+    seeds: list[tuple[GoldResult, Task]] = []
+    t1 = time.perf_counter()
+    want = max(1, math.ceil(n * oversample) + 5)
+    round_ = 0
+    results: list[GoldResult] = []
+    sample_s = 0.0
+    while len(seeds) < n and round_ < 4:
+        ts = time.perf_counter()
+        run = run_sampling(list(by_name.values()), want, seed=seed + 1000 * round_,
+                           on_progress=(lambda i: on_progress("sample", i, want)) if on_progress else None)
+        sample_s += time.perf_counter() - ts
+        report.plans_sampled += len(run.results)
+        kept = run.kept
+        report.plans_executed_ok += len(kept)
+        results.extend(kept)
+        for k, g in enumerate(kept):
+            if len(seeds) >= n:
+                break
+            report.candidates += 1
+            t = b.make(g, task_id=f"{g.plan.env}-s{seed}-{len(seeds):05d}")
+            if t is not None:
+                seeds.append((g, t))
+            if on_progress:
+                on_progress("check", len(seeds), n)
+        round_ += 1
+        want = max(10, math.ceil((n - len(seeds)) * oversample * 1.5))
+    report.timings["sample_execute"] = round(sample_s, 3)
+    report.timings["realize_check"] = round(time.perf_counter() - t1 - sample_s, 3)
+    before = [t.difficulty.predicted_pass_rate for _, t in seeds]
+    report.histogram_before = _hist(before)
+    report.mean_pass_rate_before = round(sum(before) / len(before), 4) if before else 0.0
+
+    # 2. calibration
+    t2 = time.perf_counter()
+    tasks: list[Task] = []
+    if calibrate and seeds:
+        read_only = {}
+        for g in results:
+            if not g.changed_state and len(g.plan.steps) <= 3:
+                read_only.setdefault(g.plan.env, []).append(g.plan)
+        cands: list[list[Any]] = []
+        feas, tools = [], []
+        for i, (g, t) in enumerate(seeds):
+            spec = by_name[g.plan.env].spec
+            pool = read_only.get(g.plan.env, [])
+            partner = pool[(i * 7 + seed) % len(pool)] if pool else None
+            row, frow, trow = [], [], []
+            for a in ACTIONS:
+                p = edit_plan(a, g.plan, g.calls, spec, partner=partner)
+                row.append(p)
+                frow.append(p is not None)
+                trow.append({f"{g.plan.env}/{s.tool}" for s in (p or g.plan).steps})
+            cands.append(row), feas.append(frow), tools.append(trow)
+        targets = coverage_targets
+        if targets is None:
+            targets = {f"{name}/{tl.name}": 1 for name, e in by_name.items() for tl in e.spec.tools}
+        chosen = choose_actions(before, feasible=feas, tools=tools, targets=targets)
+        for i, ((g, t), (action, _score)) in enumerate(zip(seeds, chosen)):
+            report.actions[action] = report.actions.get(action, 0) + 1
+            plan = cands[i][ACTIONS.index(action)]
+            final = None
+            if action.startswith("different"):
+                final = b.make(g, t.task_id, action=action, variant=1 + (action == "different-breadth"), count=False)
+            elif plan is not None:
+                env = by_name[plan.env]
+                ng = execute_plan(env, plan, initial_hash=g.initial_hash)
+                if ng.ok:
+                    final = b.make(ng, t.task_id, action=action, count=False)
+            if final is None:
+                report.edits_reverted[action] = report.edits_reverted.get(action, 0) + 1
+                t.difficulty.calibration_action = f"{action} (reverted)"
+                final = t
+            else:
+                final.difficulty.features["predicted_before"] = t.difficulty.predicted_pass_rate
+                final.difficulty.features["predicted_target"] = predicted_after(t.difficulty.predicted_pass_rate,
+                                                                                 action)
+            tasks.append(final)
+            if on_progress:
+                on_progress("calibrate", i + 1, len(seeds))
+    else:
+        tasks = [t for _, t in seeds]
+    report.timings["calibrate"] = round(time.perf_counter() - t2, 3)
+    after = [t.difficulty.predicted_pass_rate for t in tasks]
+    report.histogram_after = _hist(after)
+    report.mean_pass_rate_after = round(sum(after) / len(after), 4) if after else 0.0
+    report.kept = len(tasks)
+    report.samples = [t.goal for t in tasks[:: max(1, len(tasks) // 6)][:6]]
+    report.timings["total"] = round(time.perf_counter() - t0, 3)
+    return TaskBuildResult(tasks, report)

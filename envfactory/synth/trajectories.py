@@ -1,0 +1,168 @@
+"""Trajectory records: SFT rows (OpenAI chat format), ShareGPT rows (LlamaFactory), RL fields, splits, replay.
+
+One row per kept trajectory, the same columns in every split:
+
+- ``messages``: the conversation in OpenAI chat format (``system``, ``user``, ``assistant`` with
+  ``tool_calls`` ``{"id", "type": "function", "function": {"name", "arguments": JSON string}}``,
+  ``tool`` with ``tool_call_id``), what HF chat templates and TRL's SFTTrainer accept;
+- ``tools``: the environment's tools as OpenAI function declarations (JSON Schemas);
+- RL fields: ``prompt`` (system + first user message), ``env_id`` (``domain/env``, what
+  ``envfactory serve --domain D --env E`` serves), ``initial_state`` (``template`` or a state
+  file relative to the env folder) and its hash, ``reward_spec`` (``envfactory.reward.RewardSpec``),
+  ``turn_limit``, and ``user`` (persona, goal and sub-goals for ``UserSimulator``);
+- provenance: domain, env, source docs, task id, seed, difficulty, checks passed, the policy
+  (``oracle`` or ``teacher:<model>``), attempts, transport.
+
+Splits (``assign_split``): ``eval`` holds out whole environments, chosen by a hash of
+``domain/env`` (``eval_envs``), so no environment in eval appears in sft or rl; the other
+tasks go to ``rl`` or ``sft`` by a hash of the task id (``rl_fraction``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from ..runtime import Environment
+from .rollout import Trajectory, replay_calls
+from .task import Task
+
+__all__ = [
+    "SPLITS",
+    "EVAL_SALT",
+    "env_id_of",
+    "eval_envs",
+    "assign_split",
+    "build_row",
+    "build_sharegpt_row",
+    "replay_row",
+    "task_meta",
+]
+
+SPLITS = ("sft", "rl", "eval")
+EVAL_SALT = "envfactory-eval-v1:"
+_RL_SALT = "envfactory-rl-v1:"
+
+
+def env_id_of(domain: str, env: str) -> str:
+    return f"{domain}/{env}"
+
+
+def _unit(salt: str, key: str) -> float:
+    """A stable number in [0, 1) for a key (the first 8 bytes of sha256(salt + key))."""
+    return int.from_bytes(hashlib.sha256((salt + key).encode()).digest()[:8], "big") / 2**64
+
+
+def eval_envs(env_ids: list[str], *, fraction: float = 0.2) -> set[str]:
+    """Environments held out for eval, whole: those whose hash ``_unit(EVAL_SALT, "domain/env")`` is below
+    ``fraction``. An environment's side never depends on which others exist, so adding a domain does
+    not move anyone. With two or more environments at least one is held out (the lowest hash) and at
+    least one stays in training (the highest); with one environment nothing is held out."""
+    ids = sorted(set(env_ids))
+    if len(ids) < 2 or fraction <= 0:
+        return set()
+    ranked = sorted(ids, key=lambda e: _unit(EVAL_SALT, e))
+    held = {e for e in ids if _unit(EVAL_SALT, e) < fraction}
+    if not held:
+        held = {ranked[0]}
+    if len(held) == len(ids):
+        held.discard(ranked[-1])
+    return held
+
+
+def assign_split(task: Task, held_out: set[str], *, rl_fraction: float = 0.25) -> str:
+    if env_id_of(task.domain, task.env) in held_out:
+        return "eval"
+    return "rl" if _unit(_RL_SALT, task.task_id) < rl_fraction else "sft"
+
+
+def task_meta(task: Task) -> dict[str, Any]:
+    return {
+        "task_id": task.task_id,
+        "domain": task.domain,
+        "env": task.env,
+        "env_id": env_id_of(task.domain, task.env),
+        "source_docs": list(task.source_docs),
+        "seed": task.seed,
+        "difficulty": task.difficulty.level,
+        "predicted_pass_rate": float(task.difficulty.predicted_pass_rate),
+        "checks_passed": list(task.checks_passed),
+    }
+
+
+def build_row(tr: Trajectory) -> dict[str, Any]:
+    """The dataset row for a kept trajectory (the same columns in every split)."""
+    t = tr.task
+    first_user = next(i for i, m in enumerate(tr.messages) if m["role"] == "user")
+    return {
+        "id": t.task_id,
+        "messages": tr.messages,
+        "tools": tr.tools,
+        **task_meta(t),
+        "prompt": tr.messages[: first_user + 1],
+        "initial_state": t.initial_state,
+        "initial_state_hash": t.reward.initial_state_hash,
+        "reward_spec": t.reward.model_dump(mode="json"),
+        "turn_limit": t.turn_limit,
+        "user": {
+            "persona": t.persona.model_dump(mode="json"),
+            "goal": t.goal,
+            "subgoals": [sg.model_dump(mode="json") for sg in t.subgoals],
+        },
+        "policy": tr.policy,
+        "attempts": tr.attempts,
+        "via": tr.via,
+        "num_turns": tr.user_turns,
+        "num_tool_calls": len(tr.calls),
+        "reward": float(tr.reward.reward if tr.reward else 0.0),
+    }
+
+
+def build_sharegpt_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The LlamaFactory ShareGPT form of a row: ``conversations`` (human / gpt / function_call /
+    observation, alternating as LlamaFactory requires), ``system``, ``tools`` as a JSON string."""
+    conv: list[dict[str, str]] = []
+    system = ""
+    pending_obs: list[str] = []
+
+    def flush() -> None:
+        if pending_obs:
+            conv.append({"from": "observation",
+                         "value": pending_obs[0] if len(pending_obs) == 1 else json.dumps(pending_obs)})
+            pending_obs.clear()
+
+    for m in row["messages"]:
+        role = m["role"]
+        if role == "tool":
+            pending_obs.append(m["content"])
+            continue
+        flush()
+        if role == "system":
+            system = m["content"]
+        elif role == "user":
+            conv.append({"from": "human", "value": m["content"]})
+        elif m.get("tool_calls"):
+            calls = [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"] or "{}")}
+                     for c in m["tool_calls"]]
+            conv.append({"from": "function_call",
+                         "value": json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)})
+        else:
+            conv.append({"from": "gpt", "value": m["content"]})
+    flush()
+    tools = [t["function"] for t in row["tools"]]
+    keep = ("id", "task_id", "domain", "env", "env_id", "source_docs", "seed", "difficulty", "predicted_pass_rate",
+            "checks_passed", "policy", "attempts", "num_turns", "num_tool_calls")
+    return {"conversations": conv, "system": system, "tools": json.dumps(tools, ensure_ascii=False),
+            **{k: row[k] for k in keep}}
+
+
+def replay_row(row: dict[str, Any], env: Environment) -> tuple[bool, float]:
+    """Execute a row's tool calls on a fresh session from its initial state.
+
+    ``ok`` is True when every call returns exactly the recorded tool result and the run earns
+    reward 1 (final state equals the gold state, the final answer states every required fact).
+    """
+    ok, reward, _ = replay_calls(row["messages"], env, initial_state=row.get("initial_state") or "template",
+                                 reward_spec=row["reward_spec"])
+    return ok, reward

@@ -1,0 +1,289 @@
+"""The simulated user: states a task one sub-goal per turn and reveals hidden facts only when asked.
+
+``UserSimulator(task)`` with no model is rule-based and deterministic:
+
+- ``opening()`` states the first sub-goal (the whole goal when the task has none);
+- ``reply(message)`` reads the assistant's message. Questions that name a fact the user holds
+  (matched on the fact's key and its humanized name: ``traveler.email`` is asked for by
+  "what is your email?") are answered with exactly those facts; a request for confirmation
+  is confirmed, or corrected when it names a fact with a wrong value; a statement (no
+  question) means the current sub-goal is done, so the user raises the next one, or returns
+  ``None`` when every sub-goal is done.
+
+With a ``model`` the same state machine decides *what* happens (which facts may be revealed,
+which sub-goal is current, when the user is done) and the model only words the reply: it is
+prompted with the persona, the goal, the current sub-goal and the facts it may reveal now.
+A user never volunteers a hidden fact nobody asked for, in either mode.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any
+
+from ..llm import ChatMessage, ChatModel
+from .task import Task
+
+__all__ = ["UserSimulator", "fact_name", "fact_tokens", "match_asked_facts", "is_question", "format_value"]
+
+_WORD = re.compile(r"[a-z0-9]+")
+# Words that say nothing about which fact is meant.
+_STOP = {"the", "a", "an", "of", "for", "to", "your", "my", "is", "are", "what", "which", "should", "i", "use",
+         "you", "me", "please", "could", "can", "tell", "would", "like", "this", "that", "it", "do", "have"}
+_SYNONYMS = {
+    "email": {"mail", "e"},
+    "dob": {"birth", "birthday"},
+    "qty": {"quantity"},
+}
+_TOOL_VERBS = {"create", "update", "delete", "cancel", "reserve", "book", "pay", "refund", "assign", "check",
+               "add", "set", "remove", "send", "submit", "approve", "reject", "close", "open", "transfer", "issue"}
+_ASK = re.compile(r"\b(please (provide|share|tell|confirm|send|give)|let me know|i need (your|the)|could you (tell|give|share|provide))\b")
+_CONFIRM = re.compile(r"\b(shall i|should i|do you want|would you like|is that (right|correct|ok)|can i go ahead|"
+                      r"go ahead|confirm|correct\?|ok\?|proceed)\b")
+
+
+def fact_name(key: str) -> str:
+    """A person's name for a fact key: ``traveler.email`` -> "traveler email"; ``create_booking.passengers``
+    -> "passengers" (a tool's parameter needs no tool name)."""
+    owner, _, field = key.split("#", 1)[0].rpartition(".")
+    words = field.replace("-", "_").split("_")
+    if owner and owner.split("_")[0] not in _TOOL_VERBS:
+        return " ".join(owner.split("_") + words)
+    return " ".join(words)
+
+
+def _stem(w: str) -> str:
+    if len(w) > 3 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
+    return w
+
+
+def _tokens(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower())}
+
+
+def fact_tokens(key: str) -> tuple[set[str], set[str]]:
+    """(field tokens that must all be named, owner tokens that make the match more specific)."""
+    owner, _, field = key.split("#", 1)[0].rpartition(".")
+    ftoks = {_stem(w) for w in _WORD.findall(field.replace("_", " ").lower())} - _STOP
+    otoks = {_stem(w) for w in _WORD.findall(owner.replace("_", " ").lower())} - _STOP
+    return ftoks or {field.lower()}, otoks
+
+
+def _mentions(words: set[str], need: set[str]) -> bool:
+    for t in need:
+        if t in words:
+            continue
+        if any(s in words for s in _SYNONYMS.get(t, ())):
+            continue
+        return False
+    return True
+
+
+def match_asked_facts(text: str, keys: list[str]) -> list[str]:
+    """The fact keys a piece of text names (all field words present), most specific first.
+
+    When two matched keys differ only by owner (``booking.status`` and ``flight.status``),
+    the ones whose owner is named win; a key whose words are a strict subset of another
+    matched key's words (``name`` inside "first name") is dropped.
+    """
+    words = _tokens(text)
+    hits = []
+    for k in keys:
+        f, o = fact_tokens(k)
+        if _mentions(words, f):
+            hits.append((k, f, o, len(o & words)))
+    if not hits:
+        return []
+    # most specific field wins over a field that is a strict subset of it
+    hits = [h for h in hits if not any(h[1] < g[1] for g in hits)]
+    out = []
+    for h in hits:
+        rivals = [g for g in hits if g[1] == h[1]]
+        best = max(g[3] for g in rivals)
+        if h[3] == best:
+            out.append(h[0])
+    return out
+
+
+def is_question(sentence: str) -> bool:
+    s = sentence.strip().lower()
+    return s.endswith("?") or bool(_ASK.search(s))
+
+
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?])\s+|\n+", text or "")
+    return [p.strip() for p in parts if p.strip()]
+
+
+def format_value(v: Any) -> str:
+    """A fact's value as a person says it (strings verbatim, so a checker can find them)."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, list):
+        return ", ".join(format_value(x) for x in v)
+    if isinstance(v, dict):
+        return json.dumps(v, sort_keys=True)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+_OPEN = {
+    "terse": ["{t}"],
+    "polite": ["Hello! {t}", "Hi, {t}", "Good morning. {t}"],
+    "chatty": ["Hi there, hope your day is going well! {t}", "Hello! I have something I need help with. {t}"],
+    "hurried": ["Quick one: {t}", "{t} I'm in a bit of a rush."],
+}
+_NEXT = {
+    "terse": ["{t}"],
+    "polite": ["Thank you. {t}", "Great, thanks. {t}", "Thanks! {t}"],
+    "chatty": ["Wonderful, thank you so much! One more thing: {t}", "That's great, thanks! Also, {t}"],
+    "hurried": ["OK. Next: {t}", "Fine. {t}"],
+}
+_REVEAL = {
+    "terse": ["{f}."],
+    "polite": ["Sure, {f}.", "Of course: {f}."],
+    "chatty": ["Oh, of course! {f}.", "Sure thing, {f}."],
+    "hurried": ["{f}.", "It's {f}."],
+}
+_CONFIRM_YES = {
+    "terse": ["Yes."],
+    "polite": ["Yes, please go ahead.", "Yes, that's right, thank you."],
+    "chatty": ["Yes, that sounds perfect, please go ahead!"],
+    "hurried": ["Yes, go ahead."],
+}
+_UNKNOWN = "Sorry, I don't know that. What I need is: {t}"
+
+_LLM_SYSTEM = """You are role-playing a customer talking to an assistant. Stay in character.
+Your name: {name}. Your style: {style}.
+Your overall goal: {goal}
+What you are asking for right now: {current}
+Facts you have already stated: {known}
+Facts you may reveal in this reply (the assistant just asked for them): {reveal}
+Rules: never mention tools, APIs or internal ids you were not told; never reveal a fact that is not listed
+as revealable; answer questions briefly; if the assistant asks you to confirm something that matches your
+facts, confirm it; if it is wrong, correct it. {instruction}
+Write only the customer's next message."""
+
+
+class UserSimulator:
+    """A simulated user for one task. ``reply`` returns ``None`` when the user is done."""
+
+    def __init__(self, task: Task, *, model: ChatModel | None = None, seed: int = 0):
+        self.task = task
+        self.model = model
+        self.rng = random.Random(f"{task.task_id}:{seed}")
+        self.seed = seed
+        self.subgoals = [sg.text for sg in task.subgoals] or [task.goal]
+        self.index = 0
+        self.known: dict[str, Any] = dict(task.persona.known_facts)
+        self.hidden: dict[str, Any] = dict(task.persona.hidden_facts)
+        self.revealed: dict[str, Any] = {}
+        self.history: list[ChatMessage] = []
+        self.done = False
+
+    # ---- public -----------------------------------------------------------------------------
+
+    @property
+    def current(self) -> str:
+        return self.subgoals[min(self.index, len(self.subgoals) - 1)]
+
+    def opening(self) -> str:
+        text = self._say(_OPEN, t=self.current)
+        if self.model is not None:
+            text = self._llm("Open the conversation by asking for what you need right now.", {}, fallback=text)
+        self.history.append(ChatMessage.user(text))
+        return text
+
+    def reply(self, assistant_message: str) -> str | None:
+        """The user's answer to the assistant's message, or ``None`` when every sub-goal is done."""
+        if self.done:
+            return None
+        self.history.append(ChatMessage.assistant(assistant_message))
+        questions = [s for s in _sentences(assistant_message) if is_question(s)]
+        if not questions:
+            return self._advance()
+        ask_text = " ".join(questions)
+        holdable = {**self.known, **self.hidden}
+        asked = match_asked_facts(ask_text, list(holdable))
+        reveal = {k: holdable[k] for k in asked}
+        if reveal:
+            for k in asked:
+                if k in self.hidden:
+                    self.revealed[k] = self.hidden[k]
+            facts = "; ".join(f"the {fact_name(k)} is {format_value(v)}" for k, v in reveal.items())
+            text = self._say(_REVEAL, f=facts[0].upper() + facts[1:] if self.task.persona.style == "terse" else facts)
+            if self.model is not None:
+                text = self._llm("Answer the assistant's question with the revealable facts.", reveal, fallback=text)
+        elif any(_CONFIRM.search(q.lower()) for q in questions):
+            text = self._confirm(assistant_message)
+            if self.model is not None:
+                text = self._llm("Confirm or correct what the assistant proposed.", {}, fallback=text)
+        else:
+            text = _UNKNOWN.format(t=self.current)
+            if self.model is not None:
+                text = self._llm("You do not know the answer; say so and restate what you need.", {}, fallback=text)
+        self.history.append(ChatMessage.user(text))
+        return text
+
+    # ---- internals --------------------------------------------------------------------------
+
+    def _say(self, table: dict[str, list[str]], **kw: str) -> str:
+        options = table.get(self.task.persona.style) or table["polite"]
+        return self.rng.choice(options).format(**kw)
+
+    def _advance(self) -> str | None:
+        self.index += 1
+        if self.index >= len(self.subgoals):
+            self.done = True
+            return None
+        text = self._say(_NEXT, t=self.current)
+        if self.model is not None:
+            text = self._llm("The assistant finished the previous part; now ask for what you need next.", {},
+                             fallback=text)
+        self.history.append(ChatMessage.user(text))
+        return text
+
+    def _confirm(self, message: str) -> str:
+        """Correct the first fact the message names with a value the user did not give; else confirm."""
+        low = message.lower()
+        holdable = {**self.known, **self.revealed}
+        for k in match_asked_facts(message, list(holdable)):
+            v = format_value(holdable[k]).lower()
+            if v and v not in low:
+                return f"Not quite: the {fact_name(k)} is {format_value(holdable[k])}."
+        return self._say(_CONFIRM_YES)
+
+    def _llm(self, instruction: str, reveal: dict[str, Any], *, fallback: str) -> str:
+        p = self.task.persona
+        system = _LLM_SYSTEM.format(
+            name=p.name, style=p.style, goal=self.task.goal, current=self.current,
+            known=json.dumps({fact_name(k): v for k, v in {**self.known, **self.revealed}.items()}, default=str),
+            reveal=json.dumps({fact_name(k): v for k, v in reveal.items()}, default=str) if reveal else "none",
+            instruction=instruction)
+        # The model plays the user, so the roles flip: the assistant's words are its "user" input.
+        msgs = [ChatMessage.system(system)]
+        for m in self.history:
+            msgs.append(ChatMessage.user(m.text) if m.role == "assistant" else ChatMessage.assistant(m.text))
+        if len(msgs) == 1:
+            msgs.append(ChatMessage.user("(The assistant is waiting for you to start.)"))
+        resp = self.model.complete(msgs, temperature=0.7, seed=self.seed)
+        text = resp.content.strip()
+        return _guard_hidden(text, self.hidden, reveal, self.revealed) or fallback
+
+
+def _guard_hidden(text: str, hidden: dict[str, Any], reveal: dict[str, Any], revealed: dict[str, Any]) -> str:
+    """Refuse model text that leaks a hidden fact nobody asked for (returns "" so the caller falls back)."""
+    low = text.lower()
+    for k, v in hidden.items():
+        if k in reveal or k in revealed:
+            continue
+        s = format_value(v).lower()
+        if len(s) >= 3 and s in low:
+            return ""
+    return text
