@@ -21,7 +21,9 @@ def _base_schema(ftype: FieldType, enum: list[str] | None) -> dict[str, Any]:
     elif ftype == FieldType.date:
         s = {"type": "string", "format": "date"}
     elif ftype == FieldType.datetime:
-        s = {"type": "string", "format": "date-time"}
+        # The environment clock is local time without an offset (2026-06-01T09:00:00), which
+        # RFC 3339 'date-time' would reject; a pattern says exactly what is accepted.
+        s = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$"}
     elif ftype == FieldType.enum:
         s = {"type": "string"}
     elif ftype == FieldType.object:
