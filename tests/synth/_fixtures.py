@@ -99,3 +99,28 @@ def _trip_desk_tasks(n: int, seed: int) -> tuple[Task, ...]:
 
 def trip_desk_tasks(n: int = 40, seed: int = 0) -> list[Task]:
     return [t.model_copy(deep=True) for t in _trip_desk_tasks(n, seed)]
+
+
+@lru_cache(maxsize=1)
+def trip_desk_twin() -> Environment:
+    """trip_desk under another name: a second environment for held-out-by-environment splits."""
+    env = trip_desk()
+    spec = env.spec.model_copy(update={"name": "trip_desk_twin"})
+    return Environment(spec, env.template, path=env.path)
+
+
+def two_env_tasks(n: int = 40) -> list[Task]:
+    out = []
+    for t in trip_desk_tasks(n):
+        out.append(t)
+        twin = t.model_copy(deep=True)
+        twin.env, twin.task_id = "trip_desk_twin", t.task_id.replace("trip_desk", "trip_desk_twin")
+        out.append(twin)
+    return out
+
+
+def synth_two_envs(out, n: int = 40, **kw):
+    from envfactory.export import synthesize_dataset
+
+    return synthesize_dataset([trip_desk(), trip_desk_twin()], out, n=n, tasks=two_env_tasks(n),
+                              tasks_source="fixture", **kw)
