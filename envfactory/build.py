@@ -6,6 +6,11 @@ build leaves ``domains/`` as it was. A build replaces only the folders it genera
 in ``build.json``) and never touches others, such as a hand-written ``trip_desk``.
 A document that cannot be read or explored is a failed item: it is recorded and counted,
 and the build goes on.
+
+The documents of one domain (or one source folder) are explored together as one resource
+graph, so an environment can span documents (an order of ``orders.yaml`` references the
+traveler of ``trips.yaml``). Paths recorded in specs and ``build.json`` are relative to the
+project root (``resources/travel/orders.yaml``), never absolute machine paths.
 """
 
 from __future__ import annotations
@@ -17,12 +22,14 @@ import random
 import shutil
 import tempfile
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from .errors import ConfigError, EnvFactoryError, ExploreError, IngestError, RuntimeToolError
 from .explore import explore
+from .config import project_paths
 from .ingest import ApiDoc, load_apidoc, load_apidocs
 from .runtime import Environment
 from .spec import EnvSpec, ToolKind, save_spec
@@ -31,6 +38,7 @@ __all__ = ["build_domain", "build_source", "BuildReport", "EnvReport", "DocRepor
 
 BUILD_FILE = "build.json"
 _DOC_SUFFIXES = {".json", ".yaml", ".yml", ".md", ".markdown", ".html", ".htm"}
+_SKIP_NAMES = {"manifest.json", "README.md", "LICENSE", "LICENSE.md"}  # what the reader skips, too
 
 # progress(event, detail): event is "documents" (detail = total count), "document" (source
 # name, after it is explored), "envs" (total to verify), "env" (an env name, after verifying).
@@ -40,7 +48,7 @@ Progress = Callable[[str, Any], None]
 @dataclass
 class EnvReport:
     name: str
-    source: str
+    source: str                     # the first of ``sources``
     tools: int
     entities: int
     rows: int
@@ -49,6 +57,7 @@ class EnvReport:
     warnings: list[str] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    sources: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -71,7 +80,7 @@ class BuildReport:
     envs: list[EnvReport] = field(default_factory=list)
     documents: list[DocReport] = field(default_factory=list)
     dropped_envs: list[str] = field(default_factory=list)
-    sources: dict[str, str] = field(default_factory=dict)  # file -> sha256
+    sources: dict[str, str] = field(default_factory=dict)  # file (relative to the project root) -> sha256
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -112,7 +121,31 @@ def _sha256(p: Path) -> str:
 
 def _doc_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in _DOC_SUFFIXES
-                  and p.name != "manifest.json" and not any(x.startswith(".") for x in p.relative_to(folder).parts))
+                  and p.name not in _SKIP_NAMES and not any(x.startswith(".") for x in p.relative_to(folder).parts))
+
+
+def _relative(path: str | os.PathLike, base: Path) -> str:
+    """``path`` relative to the project root when it lies under it, else relative to ``base``
+    (a folder above the documents); never an absolute machine path."""
+    p = Path(path)
+    if not p.is_absolute():
+        return p.as_posix()
+    p = p.resolve()
+    for b in (project_paths().root, base):
+        try:
+            return p.relative_to(Path(b).resolve()).as_posix()
+        except ValueError:
+            continue
+    return p.name
+
+
+def _relabel(docs: list[ApiDoc], errors: list[IngestError], base: Path, report: BuildReport) -> list[ApiDoc]:
+    """Give every document (and failed one) a project-relative source."""
+    for e in errors:
+        head, sep, tail = str(e).partition(": ")
+        src = _relative(head, base) if sep and Path(head).is_absolute() else head
+        report.documents.append(DocReport(src, False, error=f"{src}{sep}{tail}"))
+    return [d.model_copy(update={"source": _relative(d.source, base)}) for d in docs]
 
 
 def _previous(target: Path) -> list[str]:
@@ -272,27 +305,51 @@ def _run_check(how: str, fn: Any, spec: EnvSpec, env_dir: Path, seed: int) -> tu
 
 
 def _explore_docs(docs: list[ApiDoc], domain: str, seed: int, report: BuildReport, progress: Progress | None,
-                  max_envs_per_doc: int | None, row_scale: float) -> list[tuple[EnvSpec, list[str], list[str]]]:
+                  max_envs: int | None, row_scale: float) -> list[tuple[EnvSpec, list[str], list[str]]]:
+    """Explore the documents together (one resource graph); per-document reports from the result."""
     specs: list[tuple[EnvSpec, list[str], list[str]]] = []
+    if not docs:
+        return specs
+    t0 = time.perf_counter()
+    try:
+        res = explore(docs, domain=domain, seed=seed, max_envs=max_envs, row_scale=row_scale)
+    except ExploreError as e:
+        share = (time.perf_counter() - t0) / len(docs)
+        for d in docs:
+            err = str(e) if len(docs) == 1 else f"{d.source}: no environment could be derived ({e})"
+            report.documents.append(DocReport(d.source, False, error=err, seconds=round(share, 3)))
+            if progress:
+                progress("document", Path(d.source).name)
+        return specs
+    share = (time.perf_counter() - t0) / len(docs)
     for d in docs:
-        t0 = time.perf_counter()
-        try:
-            res = explore(d, domain=domain, seed=seed, max_envs=max_envs_per_doc, row_scale=row_scale)
-        except ExploreError as e:
-            report.documents.append(DocReport(d.source, False, error=str(e), seconds=time.perf_counter() - t0))
-        else:
-            report.documents.append(DocReport(d.source, True, [s.name for s in res.envs], excluded=len(res.excluded),
-                                              warnings=len(res.warnings), seconds=time.perf_counter() - t0))
-            for s in res.envs:
-                specs.append((s, res.warnings[:50], [str(x) for x in res.excluded if x.operation][:200]))
+        envs = [s.name for s in res.envs if d.source in s.sources]
+        mine = [x for x in res.excluded if x.source == d.source]
+        warns = sum(1 for w in res.warnings if w.startswith(f"{d.source}: "))
+        err = None
+        if not envs:
+            why = Counter(x.reason for x in mine).most_common(2)
+            detail = "; ".join(f"{n}x {r}" for r, n in why) or "it documents no operations"
+            err = f"{d.source}: no environment could be derived ({detail})"
+        report.documents.append(DocReport(d.source, bool(envs), envs, error=err,
+                                          excluded=len(mine), warnings=warns, seconds=round(share, 3)))
         if progress:
             progress("document", Path(d.source).name)
+    many = len(docs) > 1
+    for s in res.envs:
+        ents = {e.name for e in s.entities}
+        warns = [w for w in res.warnings if not many or w.split(":", 1)[0] in s.sources
+                 or w.split(".", 1)[0].split(":", 1)[0] in ents]
+        excl = [f"{Path(x.source).name}: {x}" if many else str(x)
+                for x in res.excluded if x.operation and x.source in s.sources]
+        specs.append((s, warns[:50], excl[:200]))
     return specs
 
 
 def _build(docs: list[ApiDoc], *, domain: str, target: Path, seed: int, verify: bool, progress: Progress | None,
            report: BuildReport, max_envs_per_doc: int | None = None, row_scale: float = 1.0) -> BuildReport:
     t_start = time.perf_counter()
+    report.sources = dict(sorted(report.sources.items()))
     specs = _explore_docs(docs, domain, seed, report, progress, max_envs_per_doc, row_scale)
     previous = set(_previous(target))
     foreign = {p.name for p in target.iterdir() if p.is_dir()} - previous if target.is_dir() else set()
@@ -335,7 +392,7 @@ def _build(docs: list[ApiDoc], *, domain: str, target: Path, seed: int, verify: 
             report.envs.append(EnvReport(
                 name=name, source=checked.sources[0] if checked.sources else "", tools=len(checked.tools),
                 entities=len(checked.entities), rows=rows, check=how, dropped_tools=dropped, warnings=warns,
-                excluded=excl, seconds=round(time.perf_counter() - t0, 3)))
+                excluded=excl, seconds=round(time.perf_counter() - t0, 3), sources=list(checked.sources)))
         report.seconds = time.perf_counter() - t_start
         if report.envs:
             _swap_in(tmp, target, [e.name for e in report.envs], previous, report)
@@ -390,7 +447,8 @@ def build_domain(domain: str, *, resources_root: str | os.PathLike, domains_root
     target = Path(domains_root) / domain
     report = BuildReport(domain=domain, out_dir=str(target))
     files = _doc_files(folder)
-    report.sources = {p.relative_to(folder).as_posix(): _sha256(p) for p in files}
+    base = Path(resources_root).resolve().parent
+    report.sources = {_relative(p, base): _sha256(p) for p in files}
     errors: list[IngestError] = []
     try:
         docs = load_apidocs(folder, errors=errors)
@@ -398,8 +456,7 @@ def build_domain(domain: str, *, resources_root: str | os.PathLike, domains_root
         docs = []
         if not errors:
             errors.append(e)
-    for e in errors:
-        report.documents.append(DocReport(str(e).split(": ", 1)[0], False, error=str(e)))
+    docs = _relabel(docs, errors, base, report)
     if progress:
         progress("documents", len(docs))
     return _build(docs, domain=domain, target=target, seed=seed, verify=verify, progress=progress, report=report,
@@ -425,8 +482,9 @@ def build_source(path_or_url: str | os.PathLike, *, out_dir: str | os.PathLike, 
             if not path.exists():
                 raise IngestError(f"{path}: no such file or folder")
         errors: list[IngestError] = []
+        base = (scratch if scratch is not None else path.resolve().parent)
         if path.is_dir():
-            report.sources = {p.relative_to(path).as_posix(): _sha256(p) for p in _doc_files(path)}
+            report.sources = {_relative(p, base): _sha256(p) for p in _doc_files(path)}
             try:
                 docs = load_apidocs(path, errors=errors)
             except IngestError as e:
@@ -434,13 +492,12 @@ def build_source(path_or_url: str | os.PathLike, *, out_dir: str | os.PathLike, 
                 if not errors:
                     errors.append(e)
         else:
-            report.sources = {path.name: _sha256(path)}
+            report.sources = {_relative(path, base): _sha256(path)}
             try:
                 docs = [load_apidoc(path)]
             except IngestError as e:
                 docs, errors = [], [e]
-        for e in errors:
-            report.documents.append(DocReport(str(e).split(": ", 1)[0], False, error=str(e)))
+        docs = _relabel(docs, errors, base, report)
         if progress:
             progress("documents", len(docs))
         return _build(docs, domain=domain, target=Path(out_dir), seed=seed, verify=verify, progress=progress,

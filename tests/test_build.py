@@ -81,7 +81,7 @@ def test_build_domain_writes_envs_records_failures_and_keeps_foreign_folders(roo
     assert {"get_book", "create_loan", "return_loan"} <= {t.name for t in spec.tools}
     assert (dom / "library" / "library_loans" / "template.db").is_file()
     data = json.loads((dom / "library" / BUILD_FILE).read_text())
-    assert data["envs"] == ["library_loans"] and "loans.yaml" in data["sources"]
+    assert data["envs"] == ["library_loans"] and "resources/library/loans.yaml" in data["sources"]
     assert (dom / "library" / "hand_made" / "env.yaml").read_text() == "# hand-written\n"
     assert not [p for p in (dom).iterdir() if p.name.startswith(".")]  # temp folders cleaned up
 
@@ -165,3 +165,93 @@ def test_cli_bad_options_exit_nonzero_with_one_line(args):
     r = CliRunner().invoke(app, args)
     assert r.exit_code != 0
     assert "Traceback" not in r.output
+
+
+TRIPS = """openapi: 3.0.3
+info: {title: Trips API, version: "1"}
+paths:
+  /travelers:
+    get:
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {type: array, items: {$ref: "#/components/schemas/Traveler"}}}}}
+    post:
+      requestBody:
+        content: {application/json: {schema: {type: object, required: [name], properties: {name: {type: string}}}}}
+      responses:
+        "201": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Traveler"}}}}
+  /travelers/{travelerId}:
+    get:
+      parameters: [{name: travelerId, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Traveler"}}}}
+components:
+  schemas:
+    Traveler:
+      type: object
+      properties: {id: {type: string}, name: {type: string}, email: {type: string}}
+"""
+ORDERS = """openapi: 3.0.3
+info: {title: Orders API, version: "1"}
+paths:
+  /orders:
+    get:
+      parameters: [{name: traveler_id, in: query, schema: {type: string}}]
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {type: array, items: {$ref: "#/components/schemas/Order"}}}}}
+    post:
+      requestBody:
+        content: {application/json: {schema: {type: object, required: [traveler_id, amount],
+                  properties: {traveler_id: {type: string}, amount: {type: number}}}}}
+      responses:
+        "201": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Order"}}}}
+  /orders/{orderId}:
+    get:
+      parameters: [{name: orderId, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Order"}}}}
+components:
+  schemas:
+    Order:
+      type: object
+      properties: {id: {type: string}, traveler_id: {type: string}, amount: {type: number}}
+"""
+
+
+def test_documents_of_a_domain_build_one_env_with_cross_document_keys(tmp_path):
+    res, dom = tmp_path / "resources", tmp_path / "domains"
+    (res / "trips").mkdir(parents=True)
+    (res / "trips" / "trips.yaml").write_text(TRIPS)
+    (res / "trips" / "orders.yaml").write_text(ORDERS)
+    report = build_domain("trips", resources_root=res, domains_root=dom, verify=True)
+    assert len(report.envs) == 1 and report.envs[0].name.startswith("trips_")
+    spec = load_spec(dom / "trips" / report.envs[0].name)
+    assert spec.entity("order").field("traveler_id").ref == "traveler"
+    assert {"create_order", "list_travelers", "get_traveler"} <= {t.name for t in spec.tools}
+    assert spec.sources == ["resources/trips/orders.yaml", "resources/trips/trips.yaml"]
+    assert all(d.ok and d.envs == [spec.name] for d in report.documents)
+
+
+@pytest.mark.parametrize("how", ["domain", "source_folder", "source_file"])
+def test_recorded_paths_are_relative_and_skip_readmes(tmp_path, how):
+    res, dom = tmp_path / "resources", tmp_path / "domains"
+    (res / "library").mkdir(parents=True)
+    (res / "library" / "loans.yaml").write_text(DOC)
+    (res / "library" / "README.md").write_text("# Library\n\nWhat this folder holds.\n")
+    if how == "domain":
+        report = build_domain("library", resources_root=res, domains_root=dom, verify=False)
+        out, want = dom / "library", "resources/library/loans.yaml"
+    elif how == "source_folder":
+        out = tmp_path / "out"
+        report = build_source(res / "library", out_dir=out, verify=False)
+        want = "library/loans.yaml"
+    else:
+        out = tmp_path / "out"
+        report = build_source(res / "library" / "loans.yaml", out_dir=out, verify=False)
+        want = "loans.yaml"
+    spec = load_spec(out / report.envs[0].name)
+    assert spec.sources == [want]
+    text = (out / BUILD_FILE).read_text()
+    data = json.loads(text)
+    assert list(data["sources"]) == [want]
+    assert data["environments"][0]["source"] == want and data["environments"][0]["sources"] == [want]
+    assert str(tmp_path) not in text and str(tmp_path) not in (out / report.envs[0].name / "env.yaml").read_text()

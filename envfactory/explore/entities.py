@@ -250,25 +250,37 @@ def _body_schema(plan: OpPlan) -> dict | None:
     return None
 
 
-def _named_index(doc: ApiDoc) -> dict[str, tuple[int, dict]]:
-    idx: dict[str, tuple[int, dict]] = {}
-    for name, s in doc.schemas.items():
-        base = _SCHEMA_SUFFIX.sub("", name) or name
-        ent = entity_name(base)
-        rank = 0 if base == name else 1
-        if ent not in idx or rank < idx[ent][0]:
-            idx[ent] = (rank, s)
-    return idx
+def _named_index(docs: list[ApiDoc]) -> dict[str, list[dict]]:
+    """Entity name -> its named schemas, the best-ranked one of each document, in document order.
+
+    Schemas of several documents unify by entity name (``Traveler`` in one and ``Travelers``
+    or ``TravelerResponse`` in another both describe ``traveler``).
+    """
+    out: dict[str, list[dict]] = {}
+    for doc in docs:
+        idx: dict[str, tuple[int, dict]] = {}
+        for name, s in doc.schemas.items():
+            base = _SCHEMA_SUFFIX.sub("", name) or name
+            ent = entity_name(base)
+            rank = 0 if base == name else 1
+            if ent not in idx or rank < idx[ent][0]:
+                idx[ent] = (rank, s)
+        for ent, (_, s) in idx.items():
+            out.setdefault(ent, []).append(s)
+    return out
 
 
-def infer_entities(plans: list[OpPlan], doc: ApiDoc, warnings: list[str]) -> dict[str, EntityDraft]:
-    """Entity drafts for the (non-excluded) plans; parent stubs for path parents without operations."""
+def infer_entities(plans: list[OpPlan], doc: ApiDoc | list[ApiDoc], warnings: list[str]) -> dict[str, EntityDraft]:
+    """Entity drafts for the (non-excluded) plans; parent stubs for path parents without operations.
+
+    With several documents (one domain), same-named resources and schemas unify into one entity.
+    """
     ents: dict[str, EntityDraft] = {}
     for p in plans:
         ents.setdefault(p.entity, EntityDraft(name=p.entity))
         if p.key_param and p.key_param not in ents[p.entity].key_params:
             ents[p.entity].key_params.append(p.key_param)
-    named = _named_index(doc)
+    named = _named_index(doc if isinstance(doc, list) else [doc])
     for p in plans:
         ent = ents[p.entity]
         resp = p.op.success_response()
@@ -277,8 +289,8 @@ def infer_entities(plans: list[OpPlan], doc: ApiDoc, warnings: list[str]) -> dic
         if not ent.description and p.kind in ("get", "list"):
             ent.description = ""
     for name, ent in ents.items():
-        if name in named:
-            _add_props(ent, named[name][1])
+        for schema in named.get(name, ()):
+            _add_props(ent, schema)
     for p in plans:
         if p.kind in ("create", "update") and p.qualifier is None:
             body = _body_schema(p)
@@ -289,8 +301,8 @@ def infer_entities(plans: list[OpPlan], doc: ApiDoc, warnings: list[str]) -> dic
         for _, parent in p.parents:
             if parent not in ents and is_ident(parent):
                 stub = EntityDraft(name=parent, stub=True)
-                if parent in named:
-                    _add_props(stub, named[parent][1])
+                for schema in named.get(parent, ()):
+                    _add_props(stub, schema)
                 ents[parent] = stub
     for ent in ents.values():
         _choose_pk(ent)
@@ -333,6 +345,10 @@ def link_entities(ents: dict[str, EntityDraft], plans: list[OpPlan], warnings: l
         f = ent.ensure(FieldDraft(name=fname, type=FieldType.string,
                                   description=f"Id of the {parent.replace('_', ' ')} this belongs to."))
         f.ref = parent
+    pk_owners: dict[str, list[str]] = {}
+    for e in ents.values():
+        if e.pk and e.pk != "id":
+            pk_owners.setdefault(e.pk, []).append(e.name)
     for ent in ents.values():
         for f in list(ent.fields.values()):
             if f.ref or f.name == ent.pk:
@@ -344,6 +360,8 @@ def link_entities(ents: dict[str, EntityDraft], plans: list[OpPlan], warnings: l
                     if cand in ents:
                         target = cand
                         break
+                if target is None and f.type in (FieldType.string, FieldType.integer):
+                    target = _id_target(f.name, ent.name, ents, pk_owners)
             elif f.name in ents and f.type in (FieldType.string, FieldType.integer):
                 target = f.name
             elif f.link and f.link in ents and f.type in (FieldType.object, FieldType.string):
@@ -364,6 +382,28 @@ def link_entities(ents: dict[str, EntityDraft], plans: list[OpPlan], warnings: l
                 if f.ref == ent.name:
                     f.nullable = True
     _break_cycles(ents, warnings)
+
+
+def _id_target(fname: str, owner: str, ents: dict[str, EntityDraft], pk_owners: dict[str, list[str]]) -> str | None:
+    """The entity an ``*_id`` field names when its stem is not an entity itself.
+
+    ``offer_id`` -> the entity whose key is ``offer_id`` (``flight_offer``), preferring one
+    named after the stem; ``origin_airport_id`` -> ``airport`` (a role prefix before an
+    entity name, longest entity name first).
+    """
+    stem = fname[:-3]
+    owners = [o for o in pk_owners.get(fname, ()) if o != owner]
+    if len(owners) > 1:
+        owners = [o for o in owners if o.endswith(f"_{stem}") or o == stem] or []
+    if len(owners) == 1:
+        return owners[0]
+    parts = stem.split("_")
+    for i in range(1, len(parts)):
+        cand = "_".join(parts[i:])
+        for c in (cand, singular(cand)):
+            if c in ents and c != owner:
+                return c
+    return None
 
 
 def _break_cycles(ents: dict[str, EntityDraft], warnings: list[str]) -> None:

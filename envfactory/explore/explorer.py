@@ -2,7 +2,8 @@
 
 Steps: classify operations (resources.py), infer entities and keys (entities.py), draft
 tools (tools.py), split large APIs (split.py), then assemble each group into an EnvSpec
-with its foreign-key closure and a seed recipe (seeding.py). Every spec returned has
+with its foreign-key closure and a seed recipe (seeding.py). Several documents of one domain
+are first merged into one resource graph, so an environment can cross document boundaries. Every spec returned has
 passed EnvSpec validation; a tool that cannot be expressed is excluded with a reason.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -21,7 +23,7 @@ from .entities import EntityDraft, cap_fields, infer_entities, link_entities
 from .naming import env_name, is_ident, plural, snake
 from .resources import plan_operation
 from .seeding import seed_recipe
-from .split import split_tools
+from .split import add_finders, split_tools
 from .tools import ToolDraft, create_effects, display_field, draft_tool, prepare_actions
 
 __all__ = ["explore", "ExploreResult", "ExcludedOp"]
@@ -49,20 +51,27 @@ class ExploreResult:
 
 
 def explore(doc: ApiDoc | list[ApiDoc], *, domain: str, seed: int = 0, max_tools: int = 40,
-            max_envs: int | None = None, row_scale: float = 1.0) -> ExploreResult:
-    """Derive environments from one document (or several, explored one by one).
+            max_envs: int | None = None, row_scale: float = 1.0, merge: bool = True) -> ExploreResult:
+    """Derive environments from one document, or from several documents of one domain.
 
-    ``max_tools`` bounds an environment's size (larger APIs are split); ``max_envs`` keeps
-    only the largest environments of each document; ``row_scale`` scales seed row counts.
+    Several documents (with ``merge``, the default) are one resource graph: same-named
+    resources and schemas unify into one entity, foreign keys resolve across documents
+    (``traveler_id`` in one names the ``Traveler`` of another), and the graph is split by
+    community detection, so an environment can span documents. Merged environments are
+    named ``<domain>_<main resources>``; a single document's after its title.
+
+    ``max_tools`` bounds an environment's size (larger graphs are split); ``max_envs`` keeps
+    only the largest environments (of each graph); ``row_scale`` scales seed row counts.
 
     Raises ExploreError only when not one environment comes out of any document.
     """
     docs = doc if isinstance(doc, list) else [doc]
     result = ExploreResult()
     names: set[str] = set()
-    for d in docs:
-        _explore_one(d, domain=domain, seed=seed, max_tools=max_tools, max_envs=max_envs, result=result, taken=names,
-                     row_scale=row_scale)
+    groups = [docs] if merge and len(docs) > 1 else [[d] for d in docs]
+    for g in groups:
+        _explore_graph(g, domain=domain, seed=seed, max_tools=max_tools, max_envs=max_envs, result=result, taken=names,
+                       row_scale=row_scale)
     if not result.envs:
         why = Counter(x.reason for x in result.excluded).most_common(2)
         detail = "; ".join(f"{n}x {r}" for r, n in why) or "it documents no operations"
@@ -71,20 +80,23 @@ def explore(doc: ApiDoc | list[ApiDoc], *, domain: str, seed: int = 0, max_tools
     return result
 
 
-def _explore_one(doc: ApiDoc, *, domain: str, seed: int, max_tools: int, max_envs: int | None,
-                 result: ExploreResult, taken: set[str], row_scale: float = 1.0) -> None:
-    warnings = [f"{doc.source}: {w}" for w in doc.warnings[:20]]
+def _explore_graph(docs: list[ApiDoc], *, domain: str, seed: int, max_tools: int, max_envs: int | None,
+                   result: ExploreResult, taken: set[str], row_scale: float = 1.0) -> None:
+    merged = len(docs) > 1
+    warnings = [f"{d.source}: {w}" for d in docs for w in d.warnings[:20]]
     excluded: list[ExcludedOp] = []
     plans = []
-    for op in doc.operations:
-        p = plan_operation(op)
-        if p.reason is None and not is_ident(p.entity):
-            p.reason = f"resource name {p.entity!r} is not usable"
-        if p.reason is not None:
-            excluded.append(ExcludedOp(doc.source, op.key, p.reason))
-        else:
-            plans.append(p)
-    ents = infer_entities(plans, doc, warnings)
+    for d in docs:
+        for op in d.operations:
+            p = plan_operation(op)
+            p.source = d.source
+            if p.reason is None and not is_ident(p.entity):
+                p.reason = f"resource name {p.entity!r} is not usable"
+            if p.reason is not None:
+                excluded.append(ExcludedOp(d.source, op.key, p.reason))
+            else:
+                plans.append(p)
+    ents = infer_entities(plans, docs, warnings)
     link_entities(ents, plans, warnings)
     for e in ents.values():
         cap_fields(e, {f.name for f in e.fields.values() if f.ref})
@@ -93,32 +105,64 @@ def _explore_one(doc: ApiDoc, *, domain: str, seed: int, max_tools: int, max_env
     for p in plans:
         t, why = draft_tool(p, ents)
         if t is None:
-            excluded.append(ExcludedOp(doc.source, p.op.key, why or "cannot be expressed"))
+            excluded.append(ExcludedOp(p.source, p.op.key, why or "cannot be expressed"))
         else:
             drafts.append(t)
     link_entities(ents, plans, warnings)
     for t in drafts:
         if t.kind == "create":
             create_effects(t, ents[t.entity])
-    groups = split_tools(drafts, ents, seed=seed, max_tools=max_tools)
+    groups = split_tools(drafts, ents, seed=seed, max_tools=max_tools, pack=merged)
+    if merged:
+        groups = add_finders(groups, drafts, ents, max_tools=max_tools)
     if max_envs is not None:
         groups = sorted(groups, key=len, reverse=True)[:max_envs]
-    base = env_name(doc.title, fallback=domain)
+    titles = {d.source: d.title for d in docs}
+    origin = _entity_origin(plans, docs)
+    base = env_name(docs[0].title, fallback=domain) if not merged else snake(domain)
     for i, group in enumerate(groups):
-        name = base if len(groups) == 1 else _group_name(base, group)
+        if merged:
+            name = _merged_name(base, group, ents)
+        else:
+            name = base if len(groups) == 1 else _group_name(base, group)
         name = _unique(name, taken)
-        spec = _assemble(doc, domain, name, group, ents, seed=seed, excluded=excluded, first=i == 0,
-                         warnings=warnings, row_scale=row_scale)
+        spec = _assemble(docs, domain, name, group, ents, seed=seed, excluded=excluded, first=i == 0,
+                         warnings=warnings, row_scale=row_scale, titles=titles, origin=origin)
         if spec is not None:
             taken.add(name)
             result.envs.append(spec)
     result.excluded += excluded
-    result.warnings += warnings
+    result.warnings += [w for w in dict.fromkeys(warnings) if w not in result.warnings]
+
+
+def _entity_origin(plans: list, docs: list[ApiDoc]) -> dict[str, str]:
+    """Entity -> the first document with an operation on it (for descriptions and sources)."""
+    out: dict[str, str] = {}
+    for p in plans:
+        out.setdefault(p.entity, p.source)
+        for _, parent in p.parents:
+            out.setdefault(parent, p.source)
+    return out
 
 
 def _group_name(base: str, group: list[ToolDraft]) -> str:
     main = sorted(Counter(t.entity for t in group).items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
     return f"{base}_{plural(main)}"[:60]
+
+
+def _merged_name(base: str, group: list[ToolDraft], ents: dict[str, EntityDraft]) -> str:
+    """``<domain>_<main resource>[_and_<second>]``: the resources with the most tools (ties: the
+    most referenced within the group, then the name), so the name is stable across runs."""
+    per = Counter(t.entity for t in group)
+    refd = Counter(f.ref for e in per for f in ents[e].fields.values() if f.ref in per and f.ref != e)
+    ranked = sorted(per, key=lambda e: (-per[e], -refd[e], e))
+    words = [plural(ranked[0])]
+    if len(ranked) > 1 and per[ranked[1]] * 2 >= per[ranked[0]]:
+        words.append(plural(ranked[1]))
+    name = f"{base}_{'_and_'.join(words)}"
+    if len(name) > 60:
+        name = f"{base}_{words[0]}"[:60].rstrip("_")
+    return name
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -227,13 +271,17 @@ def _name_tools(group: list[ToolDraft]) -> None:
         taken.add(t.name)
 
 
-def _assemble(doc: ApiDoc, domain: str, name: str, group: list[ToolDraft], ents: dict[str, EntityDraft], *,
+def _assemble(docs: list[ApiDoc], domain: str, name: str, group: list[ToolDraft], ents: dict[str, EntityDraft], *,
               seed: int, excluded: list[ExcludedOp], first: bool, warnings: list[str],
-              row_scale: float = 1.0) -> EnvSpec | None:
+              row_scale: float = 1.0, titles: dict[str, str] | None = None,
+              origin: dict[str, str] | None = None) -> EnvSpec | None:
     _name_tools(group)
     keep = set(_closure(group, ents))
-    title = doc.title or name
-    entities = [_entity_spec(ents[e], keep, title) for e in sorted(keep)]
+    titles = titles or {d.source: d.title for d in docs}
+    origin = origin or {}
+    merged = len(docs) > 1
+    default_title = docs[0].title or name
+    entities = [_entity_spec(ents[e], keep, titles.get(origin.get(e, ""), "") or default_title) for e in sorted(keep)]
     finders = _finders(group)
     tools: list[ToolSpec] = []
     ent_by = {e.name: e for e in entities}
@@ -244,19 +292,27 @@ def _assemble(doc: ApiDoc, domain: str, name: str, group: list[ToolDraft], ents:
                     tools=[ts])
         except (ValidationError, KeyError, ValueError) as e:
             msg = str(e).splitlines()[0] if not isinstance(e, ValidationError) else e.errors()[0]["msg"]
-            excluded.append(ExcludedOp(doc.source, t.plan.op.key, f"tool could not be expressed: {msg}"))
+            excluded.append(ExcludedOp(t.plan.source, t.plan.op.key, f"tool could not be expressed: {msg}"))
             continue
         tools.append(ts)
     if not tools:
         return None
-    mine = [x for x in excluded if x.operation]
-    ex = [str(x) for x in mine][:200] if first else []
-    desc = f"{title}: " + ", ".join(sorted({plural(t.entity).replace('_', ' ') for t in group}))
+    # the documents this environment draws on: its tools' and the ones defining its other entities
+    used = {t.plan.source for t in group} | {origin[e] for e in keep if e in origin}
+    sources = [d.source for d in docs if d.source in used] or [docs[0].source]
+    if merged:
+        ex = [f"{Path(x.source).name}: {x}" for x in excluded if x.operation and x.source in used][:200]
+        title = " / ".join(titles[s] for s in sources if titles.get(s)) or name
+        desc = f"{title}: "
+    else:
+        ex = [str(x) for x in excluded if x.operation][:200] if first else []
+        desc = f"{default_title}: "
+    desc += ", ".join(sorted({plural(t.entity).replace('_', ' ') for t in group}))
     try:
         probe = EnvSpec(name=name, domain=domain, entities=entities, tools=tools)
         entity_order(probe)
         recipe = seed_recipe(probe.entities, ents, seed=seed, clock=_CLOCK, scale=row_scale)
-        return EnvSpec(name=name, domain=domain, description=desc[:400], clock=_CLOCK, sources=[doc.source],
+        return EnvSpec(name=name, domain=domain, description=desc[:400], clock=_CLOCK, sources=sources,
                        entities=entities, tools=tools, excluded=ex, seed=recipe)
     except (ValidationError, SpecError, ValueError) as e:
         warnings.append(f"{name}: environment dropped: {_one_line(e)}")

@@ -64,6 +64,7 @@ class OpPlan:
     qualifier: str | None = None       # ``by_city`` in ``/hotels/by-city``
     reason: str | None = None
     rpc: bool = False
+    source: str = ""                   # the document the operation comes from (set by the explorer)
 
     @property
     def excluded(self) -> bool:

@@ -21,7 +21,7 @@ from .entities import EntityDraft
 
 __all__ = ["seed_recipe", "row_counts", "MIN_ROWS", "MAX_ROWS"]
 
-MIN_ROWS, MAX_ROWS = 1000, 6000
+MIN_ROWS, MAX_ROWS = 2000, 10000
 _BASE = {0: 60, 1: 200, 2: 500}
 _CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{1,15}$")
 
@@ -42,7 +42,7 @@ def row_counts(entities: list[EntitySpec], stubs: set[str], scale: float = 1.0) 
     total = sum(counts.values())
     if total < MIN_ROWS:
         factor = MIN_ROWS / total
-        counts = {k: min(2000, round(v * factor + 0.5)) for k, v in counts.items()}
+        counts = {k: min(4000, round(v * factor + 0.5)) for k, v in counts.items()}
     elif total > MAX_ROWS:
         factor = MAX_ROWS / total
         counts = {k: max(20, int(v * factor)) for k, v in counts.items()}

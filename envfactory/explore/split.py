@@ -1,7 +1,8 @@
 """Split a large API into coherent environments by community detection on its resource graph.
 
 Nodes are entities with tools (weighted by tool count); edges join entities related by a
-foreign key (3), sharing a documentation tag (1) or a first path segment (0.5). Louvain
+foreign key (3), sharing a documentation tag (1) or a first path segment (0.5) in one
+document, or (when several documents of a domain are merged) coming from one document (1). Louvain
 communities (seeded, so deterministic) become environments; a community over ``max_tools``
 is split again at a higher resolution (or chunked), small ones join their closest neighbour.
 """
@@ -15,7 +16,7 @@ import networkx as nx
 from .entities import EntityDraft
 from .tools import ToolDraft
 
-__all__ = ["split_tools", "MAX_TOOLS", "MIN_TOOLS"]
+__all__ = ["split_tools", "add_finders", "MAX_TOOLS", "MIN_TOOLS"]
 
 MAX_TOOLS, MIN_TOOLS = 40, 5
 
@@ -38,12 +39,16 @@ def _graph(tools: list[ToolDraft], ents: dict[str, EntityDraft]) -> nx.Graph:
                 bump(e, f.ref, 3.0)
     tags: dict[str, set[str]] = defaultdict(set)
     heads: dict[str, set[str]] = defaultdict(set)
+    docs: dict[str, set[str]] = defaultdict(set)
     for t in tools:
         for tag in t.plan.op.tags[:2]:
-            tags[tag].add(t.entity)
+            tags[(t.plan.source, tag)].add(t.entity)
         head = t.plan.op.path.strip("/").split("/")[0].split(".")[0]
-        heads[head].add(t.entity)
-    for group, w in ((tags, 1.0), (heads, 0.5)):
+        heads[(t.plan.source, head)].add(t.entity)
+        docs[t.plan.source].add(t.entity)
+    if len(docs) < 2:  # one document: every pair would get the same bump
+        docs.clear()
+    for group, w in ((tags, 1.0), (heads, 0.5), (docs, 1.0)):
         for members in group.values():
             ms = sorted(members)
             if len(ms) > 30:
@@ -84,9 +89,37 @@ def _split(g: nx.Graph, nodes: set[str], seed: int, resolution: float, max_tools
     return out
 
 
+def _pack(g: nx.Graph, groups: list[set[str]], max_tools: int) -> list[set[str]]:
+    """Join the most strongly connected pair of groups while the join stays within ``max_tools``,
+    so relations across communities (an order's traveler) stay inside one environment."""
+    groups = list(groups)
+    while True:
+        best, best_key = None, None
+        for i, c in enumerate(groups):
+            for j in range(i + 1, len(groups)):
+                d = groups[j]
+                if _size(g, c) + _size(g, d) > max_tools:
+                    continue
+                w = sum(g.get_edge_data(a, b, {}).get("weight", 0.0) for a in c for b in d)
+                if w <= 0:
+                    continue
+                key = (w, -(_size(g, c) + _size(g, d)), sorted(c | d))
+                if best_key is None or key[:2] > best_key[:2] or (key[:2] == best_key[:2] and key[2] < best_key[2]):
+                    best, best_key = (i, j), key
+        if best is None:
+            return groups
+        i, j = best
+        groups[i] = groups[i] | groups[j]
+        del groups[j]
+
+
 def split_tools(tools: list[ToolDraft], ents: dict[str, EntityDraft], *, seed: int = 0,
-                max_tools: int = MAX_TOOLS, min_tools: int = MIN_TOOLS) -> list[list[ToolDraft]]:
-    """Groups of tools, each one environment; one group when the API is small enough."""
+                max_tools: int = MAX_TOOLS, min_tools: int = MIN_TOOLS, pack: bool = False) -> list[list[ToolDraft]]:
+    """Groups of tools, each one environment; one group when the API is small enough.
+
+    With ``pack`` (a merged multi-document graph), connected communities are joined while
+    they fit in ``max_tools``: fewer, larger environments whose tasks can span resources.
+    """
     if len(tools) <= max_tools:
         return [tools] if tools else []
     g = _graph(tools, ents)
@@ -111,6 +144,9 @@ def split_tools(tools: list[ToolDraft], ents: dict[str, EntityDraft], *, seed: i
                 del groups[i]
                 changed = True
                 break
+    if pack:
+        groups = _pack(g, groups, max_tools)
+        groups.sort(key=lambda c: (-_size(g, c), sorted(c)))
     by_ent: dict[str, list[ToolDraft]] = defaultdict(list)
     for t in tools:
         by_ent[t.entity].append(t)
@@ -119,4 +155,41 @@ def split_tools(tools: list[ToolDraft], ents: dict[str, EntityDraft], *, seed: i
         ts = [t for e in sorted(c) for t in by_ent[e]]
         for i in range(0, len(ts), max_tools):  # one entity with more tools than fit
             out.append(ts[i:i + max_tools])
+    return out
+
+
+def add_finders(groups: list[list[ToolDraft]], tools: list[ToolDraft], ents: dict[str, EntityDraft], *,
+                max_tools: int = MAX_TOOLS) -> list[list[ToolDraft]]:
+    """Give each group the read tools (list, then get) of the entities its write tools take ids
+    of, when another group owns them and the group stays within ``max_tools``.
+
+    ``create_order(traveler_id=...)`` is only usable if the environment can find a traveler;
+    reads are safe to share, writes stay in one environment.
+    """
+    reads: dict[str, list[ToolDraft]] = defaultdict(list)
+    for t in tools:
+        if t.kind in ("list", "get"):
+            reads[t.entity].append(t)
+    for e in reads:
+        reads[e].sort(key=lambda t: (t.kind != "list", any(p.required for p in t.params), t.plan.op.key))
+    out = []
+    for group in groups:
+        group = list(group)
+        have = {t.entity for t in group}
+        wanted: list[str] = []
+        for t in group:
+            if t.kind not in ("create", "update", "action"):
+                continue
+            ent = ents[t.entity]
+            for p in t.params:
+                f = ent.fields.get(p.field)
+                if f is not None and f.ref and f.ref not in have and f.ref not in wanted and f.ref in reads:
+                    wanted.append(f.ref)
+        for e in sorted(wanted):
+            for t in reads[e][:2]:
+                if len(group) >= max_tools:
+                    break
+                if t not in group:
+                    group.append(t)
+        out.append(group)
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from envfactory.errors import ExploreError
+from envfactory.errors import ExploreError, RuntimeToolError
 from envfactory.explore import explore, plan_operation
 from envfactory.ingest import Operation
 from envfactory.runtime import Environment
@@ -217,3 +217,84 @@ def test_every_tool_of_the_example_is_callable(hotel_doc):
     assert s.call("list_offers", {"hotel_id": hid})["offset"] == 0
     bad = s.try_call("create_booking", {"hotel_id": "nope", "guest_name": "Ada", "check_in": "2026-07-01"})
     assert bad["ok"] is False
+
+
+# ---- several documents of one domain: one resource graph ------------------------------------------
+
+_TRAVELER = {"type": "object", "required": ["id", "name"], "properties": {
+    "id": {"type": "string"}, "name": {"type": "string"}, "email": {"type": "string"}}}
+
+
+def _travelers_doc(schema_name: str = "Traveler", pk: str = "id") -> "object":
+    schema = {**_TRAVELER, "properties": {pk: {"type": "string"}, "name": {"type": "string"},
+                                          "email": {"type": "string"}}, "required": [pk, "name"]}
+    return openapi({
+        "/travelers": {
+            "get": {"parameters": [query("name", {"type": "string"})],
+                    "responses": ok({"type": "array", "items": ref(schema_name)})},
+            "post": {"requestBody": body({"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string"}, "email": {"type": "string"}}}), "responses": ok(ref(schema_name))},
+        },
+        "/travelers/{travelerId}": {"get": {"parameters": [path_param("travelerId")], "responses": ok(ref(schema_name))}},
+    }, {schema_name: schema}, title="Travel API - Trips")
+
+
+def _orders_doc(fk: str, nested: bool = False) -> "object":
+    order = {"type": "object", "required": ["id", "amount"], "properties": {
+        "id": {"type": "string"}, fk: {"type": "string"}, "amount": {"type": "number"},
+        "status": {"type": "string", "enum": ["pending", "confirmed", "cancelled"]}}}
+    create = {"type": "object", "required": [fk, "amount"], "properties": {fk: {"type": "string"},
+                                                                          "amount": {"type": "number"}}}
+    coll = "/travelers/{travelerId}/orders" if nested else "/orders"
+    params = [path_param("travelerId")] if nested else []
+    if nested:
+        order["properties"].pop(fk)
+        create = {"type": "object", "required": ["amount"], "properties": {"amount": {"type": "number"}}}
+    return openapi({
+        coll: {"get": {"parameters": params, "responses": ok({"type": "array", "items": ref("Order")})},
+               "post": {"parameters": params, "requestBody": body(create), "responses": ok(ref("Order"))}},
+        "/orders/{orderId}": {"get": {"parameters": [path_param("orderId")], "responses": ok(ref("Order"))}},
+        "/orders/{orderId}/cancel": {"post": {"parameters": [path_param("orderId")], "responses": ok(ref("Order"))}},
+    }, {"Order": order}, title="Travel API - Orders")
+
+
+@pytest.mark.parametrize("case,traveler_doc,orders_doc,fk", [
+    ("snake_case field", lambda: _travelers_doc(), lambda: _orders_doc("traveler_id"), "traveler_id"),
+    ("camelCase field", lambda: _travelers_doc(), lambda: _orders_doc("travelerId"), "traveler_id"),
+    ("suffixed schema name", lambda: _travelers_doc("TravelerResponse"), lambda: _orders_doc("traveler_id"),
+     "traveler_id"),
+    ("key named after the entity", lambda: _travelers_doc(pk="traveler_id"), lambda: _orders_doc("traveler_id"),
+     "traveler_id"),
+    ("role prefix before the entity", lambda: _travelers_doc(), lambda: _orders_doc("booker_traveler_id"),
+     "booker_traveler_id"),
+    ("path nesting across documents", lambda: _travelers_doc(), lambda: _orders_doc("traveler_id", nested=True),
+     "traveler_id"),
+])
+@pytest.mark.parametrize("order_first", [False, True])
+def test_documents_of_a_domain_merge_into_one_graph(case, traveler_doc, orders_doc, fk, order_first):
+    docs = [traveler_doc(), orders_doc()]
+    if order_first:
+        docs.reverse()
+    res = explore(docs, domain="travel")
+    assert len(res.envs) == 1, case  # 7 tools: one environment
+    spec = res.envs[0]
+    assert spec.entity("order").field(fk).ref == "traveler", case
+    assert {"search_travelers", "create_order", "cancel_order"} <= {t.name for t in spec.tools}
+    assert spec.sources == [d.source for d in docs]
+    assert spec.name.startswith("travel_") and spec.name == explore(docs, domain="travel").envs[0].name
+    env = Environment.from_spec(spec)
+    s = env.new_session()
+    traveler = s.query('SELECT "{0}" FROM traveler LIMIT 1'.format(spec.entity("traveler").primary_key))[0][0]
+    fk_param = next(p.name for p in spec.tool("create_order").params if p.field == fk)
+    out = s.call("create_order", {fk_param: traveler, "amount": 12.5})
+    assert out[fk] == traveler
+    with pytest.raises(RuntimeToolError, match="TR-NOPE"):
+        s.call("create_order", {fk_param: "TR-NOPE", "amount": 12.5})
+
+
+def test_single_documents_are_explored_one_by_one_without_merge():
+    docs = [_travelers_doc(), _orders_doc("traveler_id")]
+    res = explore(docs, domain="travel", merge=False)
+    assert [s.sources for s in res.envs] == [[docs[0].source], [docs[1].source]]
+    order = next(s for s in res.envs if s.sources == [docs[1].source]).entity("order")
+    assert order.field("traveler_id").ref is None  # the traveler lives in the other document
