@@ -34,6 +34,9 @@ from .ingest import ApiDoc, load_apidoc, load_apidocs
 from .runtime import Environment
 from .spec import EnvSpec, ToolKind, save_spec
 
+# An explorer agent: (documents, deterministic draft) -> improved environment specs.
+Agent = Callable[[list[ApiDoc], list[EnvSpec]], list[EnvSpec]]
+
 __all__ = ["build_domain", "build_source", "BuildReport", "EnvReport", "DocReport", "BUILD_FILE", "Progress"]
 
 BUILD_FILE = "build.json"
@@ -305,7 +308,8 @@ def _run_check(how: str, fn: Any, spec: EnvSpec, env_dir: Path, seed: int) -> tu
 
 
 def _explore_docs(docs: list[ApiDoc], domain: str, seed: int, report: BuildReport, progress: Progress | None,
-                  max_envs: int | None, row_scale: float) -> list[tuple[EnvSpec, list[str], list[str]]]:
+                  max_envs: int | None, row_scale: float, agent: Agent | None = None
+                  ) -> list[tuple[EnvSpec, list[str], list[str]]]:
     """Explore the documents together (one resource graph); per-document reports from the result."""
     specs: list[tuple[EnvSpec, list[str], list[str]]] = []
     if not docs:
@@ -313,6 +317,10 @@ def _explore_docs(docs: list[ApiDoc], domain: str, seed: int, report: BuildRepor
     t0 = time.perf_counter()
     try:
         res = explore(docs, domain=domain, seed=seed, max_envs=max_envs, row_scale=row_scale)
+        if agent is not None:
+            # The LLM explorer agent starts from the deterministic draft and improves it; it
+            # falls back to the draft (and says why) when the model's spec is worse.
+            res.envs = agent(docs, res.envs)
     except ExploreError as e:
         share = (time.perf_counter() - t0) / len(docs)
         for d in docs:
@@ -347,10 +355,11 @@ def _explore_docs(docs: list[ApiDoc], domain: str, seed: int, report: BuildRepor
 
 
 def _build(docs: list[ApiDoc], *, domain: str, target: Path, seed: int, verify: bool, progress: Progress | None,
+           agent: Agent | None = None,
            report: BuildReport, max_envs_per_doc: int | None = None, row_scale: float = 1.0) -> BuildReport:
     t_start = time.perf_counter()
     report.sources = dict(sorted(report.sources.items()))
-    specs = _explore_docs(docs, domain, seed, report, progress, max_envs_per_doc, row_scale)
+    specs = _explore_docs(docs, domain, seed, report, progress, max_envs_per_doc, row_scale, agent)
     previous = set(_previous(target))
     foreign = {p.name for p in target.iterdir() if p.is_dir()} - previous if target.is_dir() else set()
     taken: set[str] = set(foreign)
@@ -433,7 +442,8 @@ def _swap_in(tmp: Path, target: Path, names: list[str], previous: set[str], repo
 
 def build_domain(domain: str, *, resources_root: str | os.PathLike, domains_root: str | os.PathLike, seed: int = 0,
                  verify: bool = True, progress: Progress | None = None,
-                 max_envs_per_doc: int | None = None, row_scale: float = 1.0) -> BuildReport:
+                 max_envs_per_doc: int | None = None, row_scale: float = 1.0,
+                 agent: Agent | None = None) -> BuildReport:
     """Build every document of ``resources_root/<domain>/`` into ``domains_root/<domain>/<env>/``.
 
     Raises ConfigError when the domain folder does not exist; a document that fails is
@@ -460,12 +470,13 @@ def build_domain(domain: str, *, resources_root: str | os.PathLike, domains_root
     if progress:
         progress("documents", len(docs))
     return _build(docs, domain=domain, target=target, seed=seed, verify=verify, progress=progress, report=report,
-                  max_envs_per_doc=max_envs_per_doc, row_scale=row_scale)
+                  max_envs_per_doc=max_envs_per_doc, row_scale=row_scale, agent=agent)
 
 
 def build_source(path_or_url: str | os.PathLike, *, out_dir: str | os.PathLike, domain: str = "custom",
                  seed: int = 0, verify: bool = True, progress: Progress | None = None,
-                 max_envs_per_doc: int | None = None, row_scale: float = 1.0) -> BuildReport:
+                 max_envs_per_doc: int | None = None, row_scale: float = 1.0,
+                 agent: Agent | None = None) -> BuildReport:
     """Build any documentation (a file, a folder, or an http(s) URL, crawled) into ``out_dir/<env>/``."""
     src = str(path_or_url)
     report = BuildReport(domain=domain, out_dir=str(out_dir))
@@ -501,7 +512,7 @@ def build_source(path_or_url: str | os.PathLike, *, out_dir: str | os.PathLike, 
         if progress:
             progress("documents", len(docs))
         return _build(docs, domain=domain, target=Path(out_dir), seed=seed, verify=verify, progress=progress,
-                      report=report, max_envs_per_doc=max_envs_per_doc, row_scale=row_scale)
+                      report=report, max_envs_per_doc=max_envs_per_doc, row_scale=row_scale, agent=agent)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -72,6 +72,30 @@ def _progress() -> Progress:
                     console=console, transient=True)
 
 
+def _agent(explorer: str, model: str | None, base_url: str | None, seed: int):
+    if explorer == "rules":
+        return None
+    if explorer != "agent":
+        raise ConfigError(f"--explorer must be 'rules' or 'agent', got {explorer!r}")
+    if not model or not base_url:
+        raise ConfigError("--explorer agent needs --model NAME and --base-url URL (an OpenAI-compatible endpoint)")
+    from ..explore.agent import ExplorerAgentConfig, run_explorer_agent
+    from ..llm import ModelConfig, build_chat_model
+
+    chat = build_chat_model(ModelConfig(model=model, base_url=base_url))
+
+    def improve(docs, draft):
+        # verify=False: the build verifies (and repairs) every environment right after.
+        res = run_explorer_agent(docs, domain=draft[0].domain if draft else "custom", model=chat,
+                                 config=ExplorerAgentConfig(verify=False, seed=seed), draft=draft)
+        fell = sum(1 for o in res.outcomes if getattr(o, "fell_back", False))
+        console.print(f"explorer agent: {len(res.envs)} environments, {fell} fell back to the rules' draft; "
+                      f"cost {res.cost}")
+        return res.envs
+
+    return improve
+
+
 @app.command()
 @handle_errors
 def build(
@@ -87,6 +111,13 @@ def build(
     max_envs: Optional[int] = typer.Option(None, "--max-envs", help="Keep at most this many environments per document (per domain graph when documents are merged)."),
     resources: Optional[Path] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
     domains: Optional[Path] = typer.Option(None, "--domains", help="Output root (default ./domains)."),
+    explorer: str = typer.Option("rules", "--explorer",
+                                 help="rules: the deterministic explorer (no model). agent: the LLM explorer agent, "
+                                      "which improves the rules' draft (needs --model and --base-url)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="With --explorer agent: the model name."),
+    base_url: Optional[str] = typer.Option(None, "--base-url",
+                                           help="With --explorer agent: an OpenAI-compatible endpoint, e.g. "
+                                                "http://127.0.0.1:8000/v1 (vllm serve)."),
 ) -> None:
     """Turn API documentation into verified tool environments.
 
@@ -97,6 +128,7 @@ def build(
     chosen = sum(bool(x) for x in (domain, all_, source))
     if chosen != 1:
         raise ConfigError("give exactly one of --domain, --all or --source")
+    agent = _agent(explorer, model, base_url, seed)
     paths = project_paths()
     res_root = resources or paths.resources_dir
     dom_root = domains or paths.domains_dir
@@ -105,7 +137,7 @@ def build(
         bar = _Bar(p)
         if source:
             reports.append(build_source(source, out_dir=out or dom_root / name, domain=name, seed=seed, verify=verify,
-                                        progress=bar, max_envs_per_doc=max_envs))
+                                        progress=bar, max_envs_per_doc=max_envs, agent=agent))
         else:
             if all_:
                 if not res_root.is_dir():
@@ -116,7 +148,7 @@ def build(
             for n in names:
                 bar.prefix = f"{n}: " if len(names) > 1 else ""
                 reports.append(build_domain(n, resources_root=res_root, domains_root=dom_root, seed=seed, verify=verify,
-                                            progress=bar, max_envs_per_doc=max_envs))
+                                            progress=bar, max_envs_per_doc=max_envs, agent=agent))
     _print(reports)
 
 
