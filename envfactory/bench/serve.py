@@ -1,13 +1,19 @@
 """``envfactory bench serve``: tool calls through real MCP servers and real SDK clients.
 
 Streamable HTTP: one server process on 127.0.0.1 (``python -m envfactory serve --transport
-http``), N concurrent SDK clients in this process, each its own MCP session. stdio: N server
-processes, one SDK client each. The floor is the in-process runtime on the same call mix,
-measured in the same run. Every loop is bounded by a call count and a deadline.
+http``), measured twice per level: client ``sdk`` is N concurrent official-SDK clients in this
+process, each its own MCP session (client-side SDK work included); client ``raw`` is N sessions
+driven by a lean JSON-RPC load generator (raw HTTP/1.1 keep-alive on asyncio) in a separate process (initialize, then
+plain ``tools/call`` POSTs, every answer checked), which shows what the server itself sustains
+when the clients are not the bottleneck. stdio: N server processes, one SDK client each. The
+floor is the in-process runtime on the same call mix, measured in the same run. Every loop is
+bounded by a call count and a deadline.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import socket
 import statistics
@@ -17,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -33,6 +40,10 @@ class ServeFigure:
     seconds: float
     p50_ms: float
     p99_ms: float
+    client: str = ""
+    """``sdk``: official MCP SDK clients in the bench process; ``raw``: the lean load generator process."""
+    server_path: str = ""
+    """HTTP only: ``fast`` (the tools/call fast path, the default) or ``sdk`` (``--no-fast-path``)."""
 
     @property
     def calls_per_s(self) -> float:
@@ -91,24 +102,29 @@ async def _drive(clients: Sequence[Any], mix: list[tuple[str, dict[str, Any]]], 
     async with anyio.create_task_group() as tg:
         for k, c in enumerate(clients):
             tg.start_soon(worker, k, c)
-    return _figure(transport, len(clients), lat, time.perf_counter() - t0)
+    fig = _figure(transport, len(clients), lat, time.perf_counter() - t0)
+    fig.client = "sdk"
+    return fig
 
 
-def _server_cmd(env_dir: Path, transport: str, port: int = 0) -> list[str]:
+def _server_cmd(env_dir: Path, transport: str, port: int = 0, fast_path: bool = True) -> list[str]:
     cmd = [sys.executable, "-m", "envfactory", "serve", "--domain", env_dir.parent.name, "--env", env_dir.name,
            "--transport", transport, "--max-sessions", "1000", "--max-calls", "100000000"]
     if transport == "http":
         cmd += ["--port", str(port)]
+        if not fast_path:
+            cmd += ["--no-fast-path"]
     return cmd
 
 
-def _bench_http(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int], max_seconds: float) -> list[ServeFigure]:
+def _bench_http(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int], max_seconds: float,
+                server_path: str = "fast") -> list[ServeFigure]:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     port = _free_port()
-    proc = subprocess.Popen(_server_cmd(env_dir, "http", port), env={**os.environ, "ENVFACTORY_ROOT": str(root)},
+    proc = subprocess.Popen(_server_cmd(env_dir, "http", port, fast_path=server_path == "fast"), env={**os.environ, "ENVFACTORY_ROOT": str(root)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         base = f"http://127.0.0.1:{port}"
@@ -138,13 +154,122 @@ def _bench_http(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int
                         await c.call_tool(*mix[0])
                     return await _drive(clients, mix, calls, max_seconds, "http")
 
-        return [anyio.run(level, n) for n in levels]
+        rows = []
+        for n in levels:
+            rows.append(anyio.run(level, n))
+            rows.append(_raw_level(url, n, mix, calls, max_seconds))
+        for r in rows[-2 * len(levels):]:
+            r.server_path = server_path
+        return rows
     finally:
         proc.terminate()
         try:
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def _raw_level(url: str, sessions: int, mix, calls: int, max_seconds: float) -> ServeFigure:
+    """One level of the lean load generator, run in its own process (so it has its own GIL)."""
+    args = json.dumps({"url": url, "sessions": sessions, "mix": mix, "calls": calls, "max_seconds": max_seconds})
+    out = subprocess.run([sys.executable, "-m", "envfactory.bench.serve", args], capture_output=True, text=True,
+                         timeout=max_seconds + 60)
+    if out.returncode != 0:
+        raise RuntimeError(f"bench load generator failed: {out.stderr[-2000:]}")
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return ServeFigure("http", sessions, got["calls"], got["seconds"], got["p50_ms"], got["p99_ms"], client="raw")
+
+
+class _RawHTTP:
+    """One keep-alive HTTP/1.1 connection: POST/DELETE with a JSON body, answers with Content-Length.
+
+    The lean client of the ``raw`` figures: a few microseconds of client CPU per request,
+    so the figure shows what the server sustains rather than what a client library costs.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, path: str):
+        self.reader, self.writer, self.host, self.path = reader, writer, host, path
+
+    @classmethod
+    async def connect(cls, url: str) -> "_RawHTTP":
+        u = urlsplit(url)
+        reader, writer = await asyncio.open_connection(u.hostname, u.port)
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return cls(reader, writer, u.netloc, u.path)
+
+    async def request(self, method: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        head = [f"{method} {self.path} HTTP/1.1", f"Host: {self.host}", f"Content-Length: {len(body)}",
+                "Accept: application/json, text/event-stream", "Content-Type: application/json"]
+        head += [f"{k}: {v}" for k, v in headers.items()]
+        self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        hdrs = {}
+        for line in lines[1:]:
+            if line:
+                k, _, v = line.partition(":")
+                hdrs[k.strip().lower()] = v.strip()
+        if "content-length" not in hdrs:
+            raise RuntimeError(f"bench load generator: answer without Content-Length: {raw[:300]!r}")
+        return status, hdrs, await self.reader.readexactly(int(hdrs["content-length"]))
+
+    async def close(self) -> None:
+        self.writer.close()
+        await self.writer.wait_closed()
+
+
+async def _raw_load(url: str, sessions: int, mix: list[list[Any]], calls: int, max_seconds: float) -> dict[str, Any]:
+    """N MCP sessions, one connection each: initialize, initialized, then plain tools/call POSTs, each answer checked."""
+    init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                       "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "envfactory-bench", "version": "0"}}}).encode()
+    conns: list[tuple[_RawHTTP, dict[str, str]]] = []
+    for _ in range(sessions):
+        c = await _RawHTTP.connect(url)
+        status, hdrs, body = await c.request("POST", init, {})
+        if status != 200:
+            raise RuntimeError(f"bench initialize failed: HTTP {status} {body[:300]!r}")
+        h = {"Mcp-Session-Id": hdrs["mcp-session-id"], "Mcp-Protocol-Version": json.loads(body)["result"]["protocolVersion"]}
+        await c.request("POST", b'{"jsonrpc":"2.0","method":"notifications/initialized"}', h)
+        conns.append((c, h))
+    params = [json.dumps({"name": name, "arguments": args}) for name, args in mix]
+    per = max(1, calls // sessions)
+    lat: list[int] = []
+    deadline = time.perf_counter() + max_seconds
+
+    async def worker(k: int, c: _RawHTTP, h: dict[str, str]) -> None:
+        for i in range(-1, per):  # i == -1: one warm-up call, not counted
+            if time.perf_counter() > deadline:
+                return
+            body = f'{{"jsonrpc":"2.0","id":{i + 2},"method":"tools/call","params":{params[(k * 7919 + i) % len(params)]}}}'
+            t0 = time.perf_counter_ns()
+            status, _, answer = await c.request("POST", body.encode(), h)
+            took = time.perf_counter_ns() - t0
+            res = json.loads(answer).get("result") if status == 200 else None
+            if not res or res.get("isError") or "structuredContent" not in res:
+                raise RuntimeError(f"bench call failed: HTTP {status} {answer[:300]!r}")
+            if i >= 0:
+                lat.append(took)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker(k, c, h) for k, (c, h) in enumerate(conns)))
+    fig = _figure("http", sessions, lat, time.perf_counter() - t0)
+    for c, h in conns:
+        await c.request("DELETE", b"", h)
+        await c.close()
+    return {"calls": fig.calls, "seconds": fig.seconds, "p50_ms": fig.p50_ms, "p99_ms": fig.p99_ms}
+
+
+def _run_raw_load(args: dict[str, Any]) -> dict[str, Any]:
+    coro = _raw_load(args["url"], args["sessions"], args["mix"], args["calls"], args["max_seconds"])
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)
 
 
 def _bench_stdio(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int], max_seconds: float) -> list[ServeFigure]:
@@ -174,7 +299,9 @@ def _bench_stdio(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[in
 
 
 def run_serve_bench(env_dir: str | Path, *, calls: int = 2000, levels: Sequence[int] = (1, 8, 32),
-                    transports: Sequence[str] = ("http", "stdio"), max_seconds: float = 20.0) -> ServeBenchReport:
+                    transports: Sequence[str] = ("http", "stdio"), max_seconds: float = 20.0,
+                    server_paths: Sequence[str] = ("fast",)) -> ServeBenchReport:
+    """Measure; ``server_paths`` ("fast", "sdk") runs the HTTP rows once per server path, to compare them."""
     env_dir = Path(env_dir).resolve()
     root = env_dir.parents[2]
     env = load_environment(env_dir)
@@ -192,9 +319,16 @@ def run_serve_bench(env_dir: str | Path, *, calls: int = 2000, levels: Sequence[
         inproc = _figure("in-process", 1, lat, time.perf_counter() - t0)
     rep = ServeBenchReport(env=f"{env.spec.domain}/{env.name}", inprocess=inproc, rows=[inproc])
     if "http" in transports:
-        rep.rows += _bench_http(env_dir, root, mix, calls, levels, max_seconds)
+        for path in server_paths:
+            rep.rows += _bench_http(env_dir, root, mix, calls, levels, max_seconds, server_path=path)
     if "stdio" in transports:
         rep.rows += _bench_stdio(env_dir, root, mix, calls, levels, max_seconds)
-    rep.notes.append(f"{os.cpu_count()} CPU cores shared by the server process(es) and the clients in this process; "
-                     "client-side SDK work (output-schema validation, JSON-RPC framing) is in the figures")
+    rep.notes.append(f"{os.cpu_count()} CPU cores shared by the server process(es) and the clients; "
+                     "client sdk: official SDK clients in this process, their SDK work (output-schema validation, "
+                     "JSON-RPC framing) is in the figures; client raw: a lean JSON-RPC load generator (raw HTTP/1.1 "
+                     "keep-alive, one connection per session) in a separate process, the same server and call mix")
     return rep
+
+
+if __name__ == "__main__":  # the raw load generator: python -m envfactory.bench.serve '<json args>'
+    print(json.dumps(_run_raw_load(json.loads(sys.argv[1]))))

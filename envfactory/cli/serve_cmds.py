@@ -43,6 +43,8 @@ def serve(
     max_argument_bytes: int = typer.Option(64 * 1024, "--max-argument-bytes", help="Largest JSON of one call's arguments."),
     allowed_host: List[str] = typer.Option([], "--allowed-host", help="Extra Host header value to accept (repeatable)."),
     initial_state: Optional[Path] = typer.Option(None, "--initial-state", help="SQLite state every new session starts from."),
+    fast_path: bool = typer.Option(True, "--fast-path/--no-fast-path",
+                                   help="HTTP: answer tools/call without the SDK's stream stack (same bytes, less CPU)."),
     print_config: bool = typer.Option(False, "--print-config", help="Print client configuration and exit."),
 ) -> None:
     """Serve environments over MCP: stdio (one per process) or streamable HTTP at /mcp/<env>."""
@@ -55,6 +57,7 @@ def serve(
             host=host, port=port, token=token, control_token=control_token, idle_timeout=idle_timeout,
             max_sessions=max_sessions, max_calls_per_session=max_calls, max_body_bytes=max_body_bytes,
             max_argument_bytes=max_argument_bytes, allowed_hosts=allowed_host, initial_state=initial_state,
+            fast_path=fast_path,
         )
     except ValueError as e:
         raise ConfigError(f"serve: {e}") from e
@@ -105,6 +108,9 @@ def bench_serve(
     concurrency: str = typer.Option("1,8,32", "--concurrency", help="Concurrent sessions to measure, comma-separated."),
     transports: str = typer.Option("http,stdio", "--transports", help="Transports to measure."),
     max_seconds: float = typer.Option(20.0, "--max-seconds", help="Stop a level after this long, whatever is done."),
+    server_paths: str = typer.Option("fast", "--server-paths",
+                                     help="HTTP server paths to measure: fast (the default server), sdk (--no-fast-path), "
+                                          "or both: fast,sdk."),
 ) -> None:
     """Tool calls/s and p50/p99 latency over streamable HTTP and stdio, beside the in-process runtime."""
     from ..bench.serve import run_serve_bench
@@ -114,18 +120,24 @@ def bench_serve(
     for k in kinds:
         if k not in ("http", "stdio"):
             fail(f"--transports: unknown transport {k!r}")
+    paths = [x.strip() for x in server_paths.split(",") if x.strip()]
+    for p in paths:
+        if p not in ("fast", "sdk"):
+            fail(f"--server-paths: unknown server path {p!r} (fast, sdk)")
     env_dir = env_dirs(domain, env)[0]
     with console.status("benchmarking the MCP server ..."):
-        rep = run_serve_bench(env_dir, calls=calls, levels=levels, transports=kinds, max_seconds=max_seconds)
+        rep = run_serve_bench(env_dir, calls=calls, levels=levels, transports=kinds, max_seconds=max_seconds,
+                              server_paths=paths)
     t = Table(title=f"bench serve: {rep.env}, get_flight/search_flights mix, {calls} calls per level")
-    for c in ("transport", "sessions", "calls", "calls/s", "p50 ms", "p99 ms", "vs in-process", "target"):
-        t.add_column(c, justify="left" if c == "transport" else "right")
+    for c in ("transport", "client", "server path", "sessions", "calls", "calls/s", "p50 ms", "p99 ms",
+              "vs in-process", "target"):
+        t.add_column(c, justify="left" if c in ("transport", "client", "server path") else "right")
     for r in rep.rows:
         target = ""
         if r.transport == "http" and r.sessions == 8:
             target = "[green]>= 1000/s[/]" if r.calls_per_s >= 1000 else "[red]< 1000/s[/]"
         ratio = f"{rep.inprocess.calls_per_s / r.calls_per_s:.0f}x slower" if r.calls_per_s else "-"
-        t.add_row(r.transport, str(r.sessions), str(r.calls), f"{r.calls_per_s:,.0f}", f"{r.p50_ms:.2f}",
+        t.add_row(r.transport, r.client, r.server_path, str(r.sessions), str(r.calls), f"{r.calls_per_s:,.0f}", f"{r.p50_ms:.2f}",
                   f"{r.p99_ms:.2f}", ratio if r.transport != "in-process" else "1x", target)
     console.print(t)
     for note in rep.notes:

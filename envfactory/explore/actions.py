@@ -6,13 +6,21 @@ row says the target status candidates (the first one present in the field's enum
 the statuses the action is allowed from (intersected with the enum; when that leaves
 nothing, the action is allowed from any status that is neither the target nor terminal),
 and the boolean flag it may set instead (``archived`` for archive).
+
+A ``writes_only`` rule (assign, grade, reschedule ...) is mostly about the fields its request
+body writes: it moves the status only when the entity's enum already has a target (it never
+adds one), and otherwise just guards against dead statuses. Verbs not in the table get such
+a rule on the fly from ``rule_for`` (``discontinue`` -> target ``discontinued`` if the enum
+has it), so ``POST /x/{id}/verb`` becomes an action on ``x`` instead of a made-up resource.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-__all__ = ["ActionRule", "ACTION_RULES", "TERMINAL", "action_rule", "NOUN_VERBS"]
+__all__ = ["ActionRule", "ACTION_RULES", "TERMINAL", "DEAD", "action_rule", "NOUN_VERBS", "VERB_NOUNS", "participles",
+           "rule_for", "READ_VERBS"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +32,7 @@ class ActionRule:
     flag_value: bool = True
     timestamps: tuple[str, ...] = field(default=())  # datetime fields set to now when present
     synth_from: tuple[str, ...] = ("active",)  # states used when we must synthesize a status enum
+    writes_only: bool = False            # never synthesize/extend a status enum for this verb
 
 
 TERMINAL = frozenset({
@@ -31,6 +40,14 @@ TERMINAL = frozenset({
     "declined", "void", "voided", "deleted", "archived", "fulfilled", "delivered", "done", "finished",
     "resolved", "denied", "terminated", "checked_out", "returned",
 })
+# Statuses after which a record takes no more edits (a writes-only action is blocked there).
+DEAD = frozenset({
+    "cancelled", "canceled", "closed", "deleted", "archived", "void", "voided", "expired", "terminated", "failed",
+    "trashed", "dropped", "withdrawn", "discontinued", "lost", "abandoned", "rejected", "denied",
+})
+# Verbs that compute a result (a quote, a validation) and change nothing.
+READ_VERBS = frozenset({"price", "quote", "validate", "preview", "calculate", "estimate", "check", "simulate",
+                        "availability", "pricing", "dry_run", "test", "render", "count"})
 
 _R = ActionRule
 ACTION_RULES: dict[str, ActionRule] = {r.verb: r for r in [
@@ -127,8 +144,9 @@ ACTION_RULES: dict[str, ActionRule] = {r.verb: r for r in [
        ("draft",)),
     _R("return", ("returned",), ("delivered", "completed", "loaned", "checked_out", "borrowed", "active", "on_loan"),
        ("returned",), True, ("returned_at",), ("active",)),
-    _R("renew", ("active", "renewed"), ("active", "expiring", "expired", "on_loan", "borrowed"), (), True, ("renewed_at",),
-       ("active",)),
+    # the row stays active; what changes is a counter/date (``renewal_count``, ``renewed_at``)
+    _R("renew", ("renewed",), ("active", "expiring", "expired", "on_loan", "borrowed", "overdue"), (), True,
+       ("renewed_at", "last_renewed_at"), (), True),
     _R("mark_read", ("read",), ("unread", "new", "delivered"), ("read", "is_read", "seen"), True, ("read_at",), ("unread",)),
     _R("mark_unread", ("unread",), ("read",), ("read", "is_read", "seen"), False, (), ("read",)),
     _R("star", ("starred",), (), ("starred", "is_starred", "favorite", "favorited"), True, (), ("unstarred",)),
@@ -144,6 +162,38 @@ ACTION_RULES: dict[str, ActionRule] = {r.verb: r for r in [
        ("unverified",)),
     _R("reinstate", ("active",), ("suspended", "cancelled", "inactive"), (), True, (), ("suspended",)),
     _R("dismiss", ("dismissed",), ("open", "active", "pending"), ("dismissed",), True, ("dismissed_at",), ("open",)),
+    _R("drop", ("dropped", "withdrawn", "cancelled"), ("enrolled", "waitlisted", "registered", "active", "pending",
+       "confirmed"), ("dropped",), True, ("dropped_at", "dropped_on"), ("enrolled", "waitlisted")),
+    _R("withdraw", ("withdrawn", "cancelled", "dropped"), ("pending", "submitted", "open", "active", "requested", "enrolled",
+       "waitlisted", "in_review"), ("withdrawn",), True, ("withdrawn_at", "withdrawn_on"), ("pending",)),
+    _R("lose", ("lost",), ("active", "on_loan", "borrowed", "checked_out", "overdue", "issued", "frozen"), ("lost", "is_lost"),
+       True, ("lost_at", "lost_on", "declared_lost_at", "reported_lost_at"), ("active",)),
+    _R("freeze", ("frozen", "locked", "suspended", "blocked"), ("active", "enabled", "open"), ("frozen", "is_frozen"), True,
+       ("frozen_at",), ("active",)),
+    _R("unfreeze", ("active", "enabled", "open"), ("frozen", "locked"), ("frozen", "is_frozen"), False, ("unfrozen_at",),
+       ("frozen",)),
+    _R("discontinue", ("discontinued", "stopped", "cancelled"), ("active", "on_hold", "pending", "paused"), ("discontinued",),
+       True, ("discontinued_at", "discontinued_on"), ("active",)),
+    _R("skip", ("skipped",), ("planned", "scheduled", "pending", "todo", "not_started", "upcoming"), ("skipped",), True,
+       ("skipped_at",), ("planned",)),
+    _R("abandon", ("abandoned",), ("active", "in_progress", "open", "pending", "started"), ("abandoned",), True,
+       ("abandoned_at",), ("active",)),
+    _R("dispute", ("disputed",), ("posted", "pending", "completed", "settled", "paid", "captured", "succeeded"), ("disputed",),
+       True, ("disputed_at",), ("posted",)),
+    _R("no_show", ("no_show", "noshow", "missed"), ("booked", "scheduled", "confirmed", "pending"), ("no_show",), True, (),
+       ("booked",)),
+    _R("collect", ("collected",), ("ordered", "pending", "requested", "scheduled"), ("collected",), True, ("collected_at",),
+       ("ordered",)),
+    # field writers: a status move only where the enum already has the target
+    _R("assign", ("assigned",), ("open", "new", "unassigned", "pending", "reopened", "todo", "triage"), (), True,
+       ("assigned_at",), (), True),
+    _R("unassign", ("unassigned", "open"), ("assigned",), (), True, (), (), True),
+    _R("grade", ("graded",), ("enrolled", "completed", "active", "in_progress", "submitted", "finished"), (), True,
+       ("graded_at", "graded_on"), (), True),
+    _R("reschedule", ("rescheduled",), ("scheduled", "booked", "confirmed", "pending", "rescheduled"), (),
+       True, ("rescheduled_at",), (), True),
+    _R("refill", ("refilled",), ("active",), (), True, ("last_filled_on", "last_filled_at", "refilled_at"), (), True),
+    _R("respond", ("responded",), (), (), True, ("responded_at",), (), True),
     _R("acknowledge", ("acknowledged",), ("open", "triggered", "new", "pending"), ("acknowledged",), True, ("acknowledged_at",),
        ("open",)),
 ]}
@@ -155,10 +205,48 @@ NOUN_VERBS = {
     "refunds": None, "checkin": "check_in", "check_in": "check_in", "checkout": "check_out", "check_out": "check_out",
     "pick_up": "pickup", "picked_up": "pickup", "submission": "submit", "publication": "publish", "closure": "close",
     "archival": "archive", "suspension": "suspend", "verification": "verify", "acknowledgement": "acknowledge",
-    "reactivate": "activate", "mark_as_read": "mark_read", "mark_as_unread": "mark_unread", "read": "mark_read",
-    "unread": "mark_unread", "accept": "accept", "terminate": "cancel", "revoke": "cancel", "withdraw": "cancel",
+    "reactivate": "activate", "declare_lost": "lose", "report_lost": "lose", "mark_lost": "lose",
+    "lost": "lose", "noshow": "no_show", "mark_no_show": "no_show", "dropout": "drop", "freezing": "freeze", "mark_as_read": "mark_read", "mark_as_unread": "mark_unread", "read": "mark_read",
+    "unread": "mark_unread", "accept": "accept", "terminate": "cancel", "revoke": "cancel", "withdrawal": "withdraw",
     "abort": "cancel", "checkin_booking": "check_in",
 }
+
+
+# Verb -> the noun of its reason/timestamp fields (``suspend`` -> ``suspension_reason``).
+VERB_NOUNS: dict[str, str] = {}
+for _noun, _verb in NOUN_VERBS.items():
+    if _verb and _noun.isalpha() and _noun not in ACTION_RULES and _noun.endswith(("ion", "al", "ure", "ment")):
+        VERB_NOUNS.setdefault(_verb, _noun)
+VERB_NOUNS.update({"renew": "renewal", "deny": "denial", "cancel": "cancellation", "refund": "refund", "dispute": "dispute"})
+
+
+def participles(word: str) -> tuple[str, ...]:
+    """``skip`` -> (skipped,), ``discontinue`` -> (discontinued,), ``no_show`` -> (no_show,): status candidates."""
+    w = word.lower()
+    head, _, rest = w.partition("_")
+    if rest:  # declare_lost -> lost; no_show -> no_show
+        return tuple(dict.fromkeys([w, rest, _inflect(head)]))
+    return (_inflect(w), w)
+
+
+def _inflect(v: str) -> str:
+    if v.endswith("e"):
+        return v + "d"
+    if v.endswith("y") and len(v) > 2 and v[-2] not in "aeiou":
+        return v[:-1] + "ied"
+    if len(v) <= 4 and re.fullmatch(r".*[^aeiou][aeiou][^aeiouwxy]", v):
+        return v + v[-1] + "ed"
+    return v + "ed"
+
+
+def rule_for(verb: str) -> ActionRule:
+    """The table rule for ``verb``, or a writes-only rule made up for a verb the table lacks."""
+    rule = ACTION_RULES.get(verb)
+    if rule is not None:
+        return rule
+    forms = participles(verb)
+    stamps = tuple(f"{p}{s}" for p in forms[:2] for s in ("_at", "_on"))
+    return ActionRule(verb, forms, (), (), True, stamps, (), True)
 
 
 def action_rule(word: str) -> ActionRule | None:

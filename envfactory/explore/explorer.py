@@ -21,6 +21,7 @@ from ..runtime import entity_order
 from ..spec import EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, SortSpec, ToolKind, ToolSpec
 from .entities import EntityDraft, cap_fields, infer_entities, link_entities
 from .naming import env_name, is_ident, plural, snake
+from .item_verbs import resolve_item_verbs
 from .resources import plan_operation
 from .seeding import seed_recipe
 from .split import add_finders, split_tools
@@ -97,6 +98,12 @@ def _explore_graph(docs: list[ApiDoc], *, domain: str, seed: int, max_tools: int
             else:
                 plans.append(p)
     ents = infer_entities(plans, docs, warnings)
+    before = [(p.kind, p.entity) for p in plans]
+    dropped = resolve_item_verbs(plans, ents)
+    if dropped or before != [(p.kind, p.entity) for p in plans]:
+        excluded += [ExcludedOp(p.source, p.op.key, why) for p, why in dropped]
+        plans = [p for p in plans if p.reason is None]
+        ents = infer_entities(plans, docs, warnings)  # without the made-up resources
     link_entities(ents, plans, warnings)
     for e in ents.values():
         cap_fields(e, {f.name for f in e.fields.values() if f.ref})
@@ -218,7 +225,7 @@ def _describe(t: ToolDraft, ents: dict[str, EntityDraft], finders: dict[str, str
         "create": f"Create a new {h}; returns the created record with its new {ent.pk}.",
         "update": f"Change fields of an existing {h}{where}; pass only the fields to change.",
         "delete": f"Delete a {h}{where}. Fails while other records still reference it.",
-        "action": f"{t.base_name.split('_')[0].capitalize()} a {h}{where}: {t.action_note}.",
+        "action": _action_head(t, ent, finders),
     }[t.kind]
     refs = []
     for p in t.params:
@@ -230,7 +237,30 @@ def _describe(t: ToolDraft, ents: dict[str, EntityDraft], finders: dict[str, str
     return (head + tail + summary).strip()
 
 
+def _action_head(t: ToolDraft, ent: EntityDraft, finders: dict[str, str]) -> str:
+    """``Declare a loan lost. Needs loan_id (from search_loans); note optional. Sets status to 'lost'...``"""
+    h = t.entity.replace("_", " ")
+    article = "an" if h[:1] in "aeio" else "a"
+    verb, _, rest = t.base_name.partition(f"_{t.entity}")
+    lead = f"{verb.replace('_', ' ').capitalize()} {article} {h}{rest.replace('_', ' ')}"
+    key = next((p for p in t.params if p.key), None)
+    need = []
+    if key is not None:
+        need.append(f"{key.name} (from {finders[t.entity]})" if t.entity in finders else key.name)
+    for p in t.params:
+        if p.key:
+            continue
+        f = ent.fields.get(p.field)
+        src = f" (from {finders[f.ref]})" if f is not None and f.ref in finders else ""
+        need.append(f"{p.name}{src}" + ("" if p.required else " optional"))
+    needs = f" Needs {', '.join(need)}." if need else ""
+    note = t.action_note[:1].upper() + t.action_note[1:] if t.action_note else ""
+    return f"{lead}.{needs}" + (f" {note}." if note else "")
+
+
 def _param_spec(p, ent: EntityDraft) -> ParamSpec:
+    if not p.field and p.ftype is not None:  # an argument an effect reads (an amount), not a column
+        return ParamSpec(name=p.name, type=p.ftype, description=p.description, required=p.required, minimum=p.minimum)
     f = ent.fields[p.field]
     if p.op == "contains":
         ptype, enum = FieldType.string, None
@@ -242,7 +272,7 @@ def _param_spec(p, ent: EntityDraft) -> ParamSpec:
 
 def _tool_spec(t: ToolDraft, ents: dict[str, EntityDraft], finders: dict[str, str]) -> ToolSpec:
     ent = ents[t.entity]
-    params = [_param_spec(p, ent) for p in t.params if p.field in ent.fields]
+    params = [_param_spec(p, ent) for p in t.params if p.field in ent.fields or (not p.field and p.ftype is not None)]
     sort = None
     if t.kind == "list" and t.sortable:
         fields = [f.name for f in ent.fields.values()

@@ -65,6 +65,8 @@ class OpPlan:
     reason: str | None = None
     rpc: bool = False
     source: str = ""                   # the document the operation comes from (set by the explorer)
+    word: str | None = None            # the path's last word on an item (``declare_lost`` in /loans/{id}/declare-lost)
+    item: tuple[str, str] | None = None  # (entity, key param) of ``POST /x/{x_id}/word`` read as a create of ``word``
 
     @property
     def excluded(self) -> bool:
@@ -199,6 +201,7 @@ def plan_operation(op: Operation) -> OpPlan:
         plan.entity = entity_name(segs[-3][1])
         plan.key_param = prev[1]
         plan.parents = plan.parents[:-1]
+        plan.word = word
         if m in ("post", "put", "patch"):
             plan.kind, plan.verb = "action", rule.verb
         elif m == "delete":
@@ -235,6 +238,9 @@ def plan_operation(op: Operation) -> OpPlan:
         plan.kind = "list"
     elif m == "post":
         plan.kind = "create"
+        if prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":
+            # POST /x/{x_id}/word: a sub-resource, or a verb the table lacks; item_verbs.py decides
+            plan.word, plan.item = word, (entity_name(segs[-3][1]), prev[1])
     elif m in ("put", "patch"):
         plan.reason = f"{m.upper()} on a collection (bulk or singleton update)"
     else:

@@ -650,13 +650,17 @@ class Session:
         row = e.to_json(old)
         self._check_conditions(t, row, a)
         vals: dict[str, Any] = {}
+        argmap: dict[str, str] = {}
         for pname, fname in t.field_params:
             if pname in a:
                 vals[fname] = a[pname]
+                argmap[fname] = pname
         row.update(vals)
         own: dict[str, Any] = {}
         self._apply_effects(t, row, a, own)
         vals.update(own)
+        # references the action writes must exist (effects may write ids from arguments)
+        self._check_refs(t, vals, {**argmap, **{ef.field: ef.param for ef in t.spec.effects if ef.param}})
         if vals:
             self._write_update(e, a[t.key], vals, old)
         return self._updated_out(t, e, old, vals)

@@ -26,7 +26,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
-from mcp.server.runner import serve_loop
+from mcp.server.runner import ServerRunner, serve_loop
 from mcp.shared.exceptions import MCPError
 
 from .. import __version__
@@ -72,6 +72,8 @@ class EnvMCPServer(Server[dict[str, Any]]):
         self.pool = pool
         self._tools = build_tool_list(env.spec)
         self._input_schemas = {t["name"]: t["inputSchema"] for t in self._tools}
+        # streamable-HTTP session id -> the SDK kernel of its connection (for fastpath.ToolCallFastPath)
+        self._runners: dict[str, ServerRunner[Any]] = {}
         super().__init__(
             f"envfactory-{env.spec.domain}-{env.name}",
             version=__version__,
@@ -98,18 +100,28 @@ class EnvMCPServer(Server[dict[str, Any]]):
 
     # ---- sessions ---------------------------------------------------------------------------
 
-    def _bind(self, conn: Connection, attach_id: str | None) -> PooledSession:
+    def _bind(self, ctx: ServerRequestContext[Any, Any], conn: Connection, attach_id: str | None) -> PooledSession:
         ps = self.pool.attach(attach_id) if attach_id else self.pool.open()
         conn.state[_KEY] = ps
         conn.exit_stack.callback(self.pool.release, ps)
+        sid = conn.session_id
+        if sid is not None:
+            # The same kernel the SDK's loop builds for this connection (serve_connection: no
+            # init_options), so a fast-path call takes the very code path of a looped one.
+            self._runners[sid] = ServerRunner(self, conn, ctx.lifespan_context)
+            conn.exit_stack.callback(self._runners.pop, sid, None)
         return ps
+
+    def fast_runner(self, mcp_session_id: str) -> ServerRunner[Any] | None:
+        """The SDK kernel serving this streamable-HTTP session's connection, if it has a runtime session."""
+        return self._runners.get(mcp_session_id)
 
     async def _on_initialize(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method == "initialize":
             conn = _connection(ctx)
             if conn is not None and _KEY not in conn.state and conn.protocol_version not in MODERN_PROTOCOL_VERSIONS:
                 try:
-                    self._bind(conn, _header(ctx, SESSION_HEADER))
+                    self._bind(ctx, conn, _header(ctx, SESSION_HEADER))
                 except ServeError as e:
                     raise MCPError(code=INVALID_REQUEST, message=str(e)) from None
         return await call_next(ctx)
@@ -124,7 +136,7 @@ class EnvMCPServer(Server[dict[str, Any]]):
         if sid:
             return self.pool.get(sid)
         if conn is not None and conn.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            return self._bind(conn, None)  # a handshake connection whose initialize we did not see
+            return self._bind(ctx, conn, None)  # a handshake connection whose initialize we did not see
         raise ServeError(
             "this server keeps a separate state per MCP session: connect with the initialize handshake "
             f"(SDK: mode='legacy'), or attach to a control-channel session with the {SESSION_HEADER} header"

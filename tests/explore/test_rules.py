@@ -298,3 +298,128 @@ def test_single_documents_are_explored_one_by_one_without_merge():
     assert [s.sources for s in res.envs] == [[docs[0].source], [docs[1].source]]
     order = next(s for s in res.envs if s.sources == [docs[1].source]).entity("order")
     assert order.field("traveler_id").ref is None  # the traveler lives in the other document
+
+
+# POST /x/{x_id}/<verb>: an action on x, unless the answer is another resource with its own id.
+_ENROLLMENT = {"type": "object", "required": ["id", "course", "status"], "properties": {
+    "id": {"type": "string"}, "course": {"type": "string"},
+    "status": {"type": "string", "enum": ["enrolled", "waitlisted", "dropped", "completed"]},
+    "grade": {"type": "string", "nullable": True}, "dropped_on": {"type": "string", "format": "date", "nullable": True}}}
+_TICKET = {"type": "object", "required": ["id", "title", "status"], "properties": {
+    "id": {"type": "string"}, "title": {"type": "string"},
+    "status": {"type": "string", "enum": ["open", "closed", "reopened"]},
+    "assignee_user_id": {"type": "string", "nullable": True}}}
+_USER = {"type": "object", "required": ["id", "name"], "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
+_ORDER = {"type": "object", "required": ["id", "status"], "properties": {
+    "id": {"type": "string"}, "status": {"type": "string", "enum": ["paid", "refunded"]}, "total": {"type": "number"}}}
+_REFUND = {"type": "object", "required": ["refund_id", "order_id", "amount"], "properties": {
+    "refund_id": {"type": "string"}, "order_id": {"type": "string"}, "amount": {"type": "number"},
+    "reason": {"type": "string", "nullable": True}}}
+
+
+def _item_api(plural: str, schema: dict, verb: str, verb_body: dict | None, answer: dict, status: str = "200",
+              extra: dict | None = None):
+    item = "{%s_id}" % plural[:-1]
+    post: dict = {"summary": f"{verb} it", "parameters": [path_param(item[1:-1])],
+                  "responses": {status: ok(answer)["200"]}}
+    if verb_body is not None:
+        post["requestBody"] = body(verb_body)
+    paths = {
+        f"/{plural}": {"get": {"responses": ok({"type": "array", "items": schema})}},
+        f"/{plural}/{item}": {"get": {"parameters": [path_param(item[1:-1])], "responses": ok(schema)}},
+        f"/{plural}/{item}/{verb}": {"post": post},
+        **(extra or {}),
+    }
+    return openapi(paths)
+
+
+@pytest.mark.parametrize("case", ["grade", "drop", "assign"])
+def test_post_verb_on_an_item_is_an_action_on_it(case):
+    if case == "grade":  # the verb names a field: written from the argument
+        doc = _item_api("enrollments", _ENROLLMENT, "grade",
+                        {"type": "object", "required": ["grade"], "properties": {"grade": {"type": "string"}}}, _ENROLLMENT)
+        name, write, status_to, guard = "grade_enrollment", ("grade", "grade"), None, ("status", "in", ["enrolled", "completed"])
+    elif case == "drop":  # a table verb: a status move, with its timestamp
+        doc = _item_api("enrollments", _ENROLLMENT, "drop", None, _ENROLLMENT)
+        name, write, status_to, guard = "drop_enrollment", None, "dropped", ("status", "in", ["enrolled", "waitlisted"])
+    else:  # a foreign key written from the argument, only while the ticket is not closed
+        doc = _item_api("tickets", _TICKET, "assign",
+                        {"type": "object", "required": ["assignee_user_id"],
+                         "properties": {"assignee_user_id": {"type": "string"}}}, _TICKET,
+                        extra={"/users": {"get": {"responses": ok({"type": "array", "items": _USER})}}})
+        name, write, status_to, guard = "assign_ticket", ("assignee_user_id", "assignee_user_id"), None, \
+            ("status", "in", ["open", "reopened"])
+    _, spec = _env(doc)
+    assert not [t.name for t in spec.tools if t.kind.value == "create"]
+    assert not {"grade", "drop", "assign"} & {e.name for e in spec.entities}
+    t = spec.tool(name)
+    assert t.kind.value == "action" and t.key_param is not None
+    assert [(c.field, c.op, c.value) for c in t.preconditions] == [guard]
+    writes = [(e.field, e.param) for e in t.effects if e.param]
+    assert writes == ([write] if write else [])
+    if write:
+        assert t.param(write[1]).required and t.param(write[1]).field == write[0]
+    moves = [e.set for e in t.effects if e.field == "status" and e.uses_set]
+    assert moves == ([status_to] if status_to else [])
+    assert t.description.startswith(f"{name.split('_')[0].capitalize()} a")
+    assert f"Needs {t.key_param.name}" in t.description
+    if case == "drop":
+        assert any(e.field == "dropped_on" and e.now for e in t.effects)
+    if case == "assign":
+        assert spec.entity("ticket").field("assignee_user_id").ref == "user"
+        assert "from list_users" in t.description
+
+
+def test_assign_runs_and_is_refused_on_a_closed_ticket():
+    doc = _item_api("tickets", _TICKET, "assign",
+                    {"type": "object", "required": ["assignee_user_id"],
+                     "properties": {"assignee_user_id": {"type": "string"}}}, _TICKET,
+                    extra={"/users": {"get": {"responses": ok({"type": "array", "items": _USER})}}})
+    _, spec = _env(doc)
+    env = Environment.from_spec(spec)
+    s = env.new_session()
+    user = s.query("SELECT id FROM user LIMIT 1")[0][0]
+    tid = s.query("SELECT id FROM ticket WHERE status != 'closed' LIMIT 1")[0][0]
+    out = s.call("assign_ticket", {"ticket_id": tid, "assignee_user_id": user})
+    assert out["assignee_user_id"] == user
+    closed = s.query("SELECT id, assignee_user_id FROM ticket WHERE status = 'closed' LIMIT 1")
+    if closed:
+        before = s.state_hash()
+        with pytest.raises(RuntimeToolError):
+            s.call("assign_ticket", {"ticket_id": closed[0][0], "assignee_user_id": user})
+        assert s.state_hash() == before
+
+
+def test_sub_resource_with_its_own_id_stays_a_create():
+    doc = _item_api("orders", _ORDER, "refunds",
+                    {"type": "object", "required": ["amount"], "properties": {"amount": {"type": "number"},
+                                                                               "reason": {"type": "string"}}},
+                    _REFUND, status="201")
+    _, spec = _env(doc)
+    t = next(t for t in spec.tools if t.source == "POST /orders/{order_id}/refunds")
+    assert t.kind.value == "create" and t.entity == "refund"
+    assert spec.entity("refund").field("order_id").ref == "order"
+
+
+@pytest.mark.parametrize("verb,reason_word", [("price", "computes"), ("copy", "copy")])
+def test_unexpressible_item_verbs_are_excluded_not_invented(verb, reason_word):
+    doc = _item_api("orders", _ORDER, verb, {"type": "object", "properties": {"total": {"type": "number"}}}, _ORDER,
+                    status="201" if verb == "copy" else "200")
+    res, spec = _env(doc)
+    assert verb not in {e.name for e in spec.entities}
+    assert any(verb in x.operation and reason_word in x.reason for x in res.excluded)
+
+
+def test_pay_verb_with_an_amount_lowers_a_balance():
+    member = {"type": "object", "required": ["id", "name"], "properties": {
+        "id": {"type": "string"}, "name": {"type": "string"}, "fines_due_cents": {"type": "integer"}}}
+    doc = _item_api("members", member, "pay-fines",
+                    {"type": "object", "required": ["amount_cents"], "properties": {"amount_cents": {"type": "integer"}}},
+                    member)
+    _, spec = _env(doc)
+    t = spec.tool("pay_member_fines")
+    assert t.kind.value == "action"
+    eff = next(e for e in t.effects if e.field == "fines_due_cents")
+    assert eff.increment_param == "amount_cents" and eff.negate_param
+    assert [(c.field, c.op, c.value_param) for c in t.preconditions] == [("fines_due_cents", "gte", "amount_cents")]
+    assert t.param("amount_cents").field is None

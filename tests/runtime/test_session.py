@@ -264,3 +264,21 @@ def test_pattern_expands_provider_tokens(small_spec):
     s = Environment.from_spec(small_spec).new_session()
     names = [r[0] for r in s.query("SELECT name FROM customer")]
     assert all("{{" not in n and " & Co " in n and n[-2:].isdigit() for n in names)
+
+
+def test_action_writing_a_reference_checks_it_exists(small_spec):
+    from envfactory.spec import Effect, ParamSpec, ToolKind, ToolSpec
+
+    small_spec.tools.append(ToolSpec(
+        name="reassign_order", kind=ToolKind.action, entity="order", description="Give an order to another customer.",
+        params=[ParamSpec(name="order_id", type="string", required=True, key=True, field="order_id"),
+                ParamSpec(name="new_customer_id", type="string", required=True)],
+        effects=[Effect(field="customer_id", param="new_customer_id")]))
+    s = Environment.from_spec(small_spec).new_session()
+    oid = _placed_order(s)
+    before = s.state_hash()
+    with pytest.raises(NotFoundError, match="argument 'new_customer_id'"):
+        s.call("reassign_order", {"order_id": oid, "new_customer_id": "CU99999"})
+    assert s.state_hash() == before
+    out = s.call("reassign_order", {"order_id": oid, "new_customer_id": "CU00002"})
+    assert out["customer_id"] == "CU00002"
