@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .graph import build_tool_graph, save_tool_graph
 from .errors import ConfigError, EnvFactoryError, ExploreError, IngestError, RuntimeToolError
 from .explore import explore
 from .config import project_paths
@@ -388,6 +389,8 @@ def _build(docs: list[ApiDoc], *, domain: str, target: Path, seed: int, verify: 
                     shutil.rmtree(env_dir, ignore_errors=True)
                     continue
                 save_spec(checked, env_dir)
+                # the tool-dependency graph the samplers plan over, saved beside the spec
+                save_tool_graph(build_tool_graph(checked), env_dir)
                 env = Environment.from_spec(checked, cache_path=env_dir / "template.db")
                 rows = sum(env.row_counts().values())
             except EnvFactoryError as e:
