@@ -752,7 +752,7 @@ class TopologySampler:
     def __init__(self, envs: Sequence[Any], *, seed: int = 0, max_depth: int = 5, alpha: float = 1.0,
                  p_branch: float = 0.35, p_second_goal: float = 0.35, p_chain: float = 0.7,
                  p_create: float = 0.2, p_create_parent: float = 0.1, graphs: dict[str, nx.DiGraph] | None = None,
-                 coverage: Coverage | None = None):
+                 coverage: Coverage | None = None, window: int = 1000):
         self.seed = seed
         self.rng = random.Random(seed)
         self.max_depth = max_depth
@@ -765,10 +765,27 @@ class TopologySampler:
         self.coverage = coverage if coverage is not None else Coverage()
         self.ctxs = [_EnvCtx(e, (graphs or {}).get(e.spec.name)) for e in envs]
         self._count = 0
+        self.window = window
+        self._window_seen: set[tuple[str, str]] = set()
 
     def close(self) -> None:
         for c in self.ctxs:
             c.close()
+
+    def _window_due(self, exclude: set[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Tools not yet seen in this window of ``window`` plans, once the window is running out.
+
+        Weighting alone leaves the odd tool out of a window by chance; near the end of each
+        window the sampler aims at the tools still missing (those known to be satisfiable, or
+        not yet found impossible), so every tool is covered once per window.
+        """
+        if not self.window:
+            return []
+        left = self.window - (self._count % self.window)
+        due = [(c.name, t.name) for c in self.ctxs for t in c.spec.tools
+               if (c.name, t.name) not in self._window_seen and (c.name, t.name) not in exclude
+               and (self.coverage.tools[(c.name, t.name)] > 0 or self.coverage.attempts[(c.name, t.name)] < 3)]
+        return due if due and left <= 2 * len(due) + 10 else []
 
     def goal_weights(self) -> list[tuple[_EnvCtx, ToolSpec, float]]:
         out = []
@@ -779,8 +796,11 @@ class TopologySampler:
                 out.append((c, t, (1.0 + n) ** -self.alpha))
         return out
 
-    def _pick_goal(self, exclude: set[tuple[str, str]] = frozenset()) -> tuple[_EnvCtx, ToolSpec]:
-        cands = [(c, t, w) for c, t, w in self.goal_weights() if (c.name, t.name) not in exclude]
+    def _pick_goal(self, exclude: set[tuple[str, str]] = frozenset(), *, use_window: bool = False
+                   ) -> tuple[_EnvCtx, ToolSpec]:
+        due = set(self._window_due(exclude)) if use_window else set()
+        cands = [(c, t, w) for c, t, w in self.goal_weights() if (c.name, t.name) not in exclude
+                 and (not due or (c.name, t.name) in due)]
         c, t, _ = self.rng.choices(cands, weights=[w for *_, w in cands])[0]
         return c, t
 
@@ -788,7 +808,7 @@ class TopologySampler:
         """One plan; coverage is updated."""
         failed: set[tuple[str, str]] = set()
         for _ in range(30):
-            ctx, tool = self._pick_goal(failed)
+            ctx, tool = self._pick_goal(failed, use_window=True)
             b = _Build(self, ctx)
             try:
                 s, after = b.goal(tool)
@@ -815,6 +835,10 @@ class TopologySampler:
                         goal_tools=[steps[i].tool for i in goals], goal_steps=goals,
                         user_facts=b.facts, sampler=self.name, seed=self.seed, index=self._count)
             self._count += 1
+            if self.window and self._count % self.window == 0:
+                self._window_seen = set()
+            else:
+                self._window_seen.update((ctx.name, t) for t in plan.tools)
             self.coverage.add(plan)
             return plan
         raise SampleError("no goal could be grounded in 30 tries; is the environment empty?")

@@ -95,3 +95,17 @@ def test_plan_round_trips_through_dict():
              goal_tools=["b"], goal_steps=[1], user_facts={"t.f": 1})
     assert Plan.from_dict(json.loads(json.dumps(p.to_dict()))) == p
     assert p.pairs() == [("a", "b")] and p.chain_length() == 2 and p.branching() == 1
+
+
+def test_every_satisfiable_tool_is_covered_in_each_window(trip_desk_env):
+    from envfactory.graph import TopologySampler
+
+    sampler = TopologySampler([trip_desk_env], seed=3, window=100)
+    try:
+        plans = sampler.sample_many(300)
+    finally:
+        sampler.close()
+    every = {t.name for t in trip_desk_env.spec.tools}
+    for w in range(3):
+        seen = {t for p in plans[w * 100:(w + 1) * 100] for t in p.tools}
+        assert seen == every, (w, every - seen)
