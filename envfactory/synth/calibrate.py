@@ -32,7 +32,7 @@ from ..graph.plan import REF, is_ref, iter_refs
 from ..spec import EnvSpec, ToolKind
 
 __all__ = ["ACTIONS", "TAU", "SIGMA", "action_score", "predicted_after", "estimate_pass_rate",
-           "difficulty_features", "choose_actions", "edit_plan", "level_of"]
+           "difficulty_features", "choose_actions", "edit_plan", "level_of", "pick_partner", "shares_step"]
 
 ACTIONS = ("harder-depth", "harder-breadth", "easier-depth", "easier-breadth", "different-depth",
            "different-breadth")
@@ -224,9 +224,45 @@ def _easier_depth(plan: Plan, calls: list[Any], spec: EnvSpec) -> Plan | None:
     return None
 
 
+def _step_signatures(plan: Plan) -> list[str]:
+    """Each step as its tool and arguments, references replaced by the signature of the step
+    they point into: equal signatures are the same call (the same row read the same way)."""
+    sigs: list[str] = []
+
+    def canon(v: Any) -> Any:
+        if is_ref(v):
+            s, *path = v[REF]
+            return ["@", sigs[s] if s < len(sigs) else s, *path]
+        if isinstance(v, dict):
+            return {k: canon(x) for k, x in sorted(v.items())}
+        if isinstance(v, list):
+            return [canon(x) for x in v]
+        return v
+
+    for st in plan.steps:
+        sigs.append(repr((st.tool, canon(st.args))))
+    return sigs
+
+
+def shares_step(plan: Plan, partner: Plan) -> bool:
+    """Whether ``partner`` repeats a call of ``plan`` (merged, the request would say it twice)."""
+    return bool(set(_step_signatures(plan)) & set(_step_signatures(partner)))
+
+
+def pick_partner(plan: Plan, pool: Sequence[Plan], start: int) -> Plan | None:
+    """The first plan of ``pool`` from ``start`` (cyclically) that harder-breadth can merge:
+    same env, not ``plan`` itself and sharing no call with it."""
+    n = len(pool)
+    for k in range(n):
+        cand = pool[(start + k) % n]
+        if cand.env == plan.env and cand is not plan and not shares_step(plan, cand):
+            return cand
+    return None
+
+
 def _harder_breadth(plan: Plan, partner: Plan | None, spec: EnvSpec) -> Plan | None:
     """Add a second, independent goal (another sampled read-only plan of the same env)."""
-    if partner is None or partner.env != plan.env:
+    if partner is None or partner.env != plan.env or shares_step(plan, partner):
         return None
     off = len(plan.steps)
     mp = {i: i + off for i in range(len(partner.steps))}

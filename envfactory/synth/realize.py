@@ -72,6 +72,17 @@ _VERBS: dict[str, list[str]] = {
     "complete": ["complete", "mark as done"],
     "activate": ["activate"],
     "deactivate": ["deactivate"],
+    "pickup": ["pick up"],
+    "seat": ["pick a seat for"],
+}
+# How a create tool's verb names the new row: 'book a hotel reservation', 'make a payment'.
+_CREATE_VERBS: dict[str, list[str]] = {
+    "create": ["create", "set up", "add"],
+    "add": ["add", "set up"],
+    "book": ["book"],
+    "reserve": ["book", "make"],
+    "pay": ["make"],
+    "register": ["register"],
 }
 _GET_VERBS = ["look up", "check", "pull up", "find"]
 _LIST_VERBS = ["find", "look for", "search for"]
@@ -98,6 +109,66 @@ def humanize(name: str) -> str:
         if s.endswith(suf) and len(s) > len(suf):
             s = s[: -len(suf)]
     return s.replace("_", " ").strip()
+
+
+_LABELS = {"date_of_birth": "date of birth", "birth_date": "birth date", "created_at": "creation time",
+           "updated_at": "last update", "dob": "date of birth",
+           "expires_on": "expiry date", "expires_at": "expiry time", "to": "recipient", "cc": "cc",
+           "bcc": "bcc"}
+_COMPOUNDS = {"check in": "check-in", "check out": "check-out", "dropoff": "drop-off", "pickup": "pickup",
+              "e mail": "email"}
+_UNIT_WORDS = {"minutes": "minutes", "hours": "hours", "cm": "cm", "kg": "kg", "km": "km", "bpm": "bpm",
+               "grams": "grams", "cents": "cents", "pct": "percent", "kcal": "kcal"}
+# Count-like fields: said as "3 stops"; (singular, plural, most a person would plausibly say).
+_COUNTS: dict[str, tuple[str, str, float]] = {
+    "stops": ("stop", "stops", 4), "passengers": ("passenger", "passengers", 9), "guests": ("guest", "guests", 10),
+    "seats": ("seat", "seats", 12), "nights": ("night", "nights", 60), "checked_bags": ("checked bag", "checked bags", 6),
+    "bags": ("bag", "bags", 6), "stars": ("star", "stars", 5), "credits": ("credit", "credits", 12),
+    "weeks": ("week", "weeks", 104), "rental_days": ("rental day", "rental days", 90),
+    "sessions_per_week": ("session a week", "sessions a week", 14), "refills_authorized": ("refill", "refills", 12),
+    "days_supply": ("day's supply", "days' supply", 365), "quantity": ("unit", "units", 100),
+}
+
+
+def field_label(spec: EnvSpec | None, entity: str, fname: str) -> str:
+    """A field as a person names it: ``pickup_at`` -> "pickup time", ``check_in`` -> "check-in date",
+    ``duration_minutes`` -> "duration in minutes", ``loyalty_airline_id`` -> "loyalty airline"."""
+    if fname in _LABELS:
+        return _LABELS[fname]
+    ft = _ftype(spec, entity, fname) if spec is not None else None
+    words = humanize(fname).split()
+    if fname.startswith("is_") and len(words) > 1:
+        words = words[1:]
+    if len(words) > 1 and words[-1] in ("at", "on"):
+        timed = ft == FieldType.datetime or (ft is None and words[-1] == "at")
+        words = words[:-1] + (["time"] if timed else ["date"])
+    elif ft == FieldType.date and words[-1] not in ("date", "day", "birth", "expiry", "dob"):
+        words.append("date")
+    elif ft == FieldType.datetime and words[-1] not in ("time", "date", "timestamp"):
+        words.append("time")
+    if len(words) > 1 and words[-1] in _UNIT_WORDS:
+        words = words[:-1] + ["in", _UNIT_WORDS[words[-1]]]
+    s = " ".join(words)
+    for a, b in _COMPOUNDS.items():
+        s = re.sub(rf"\b{a}\b", b, s)
+    return s
+
+
+def _count_phrase(fname: str, v: Any) -> str | None:
+    """'3 stops' for count-like fields; None when the field is not one."""
+    c = _COUNTS.get(fname)
+    if c is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    n = _num(v)
+    if v == 0:
+        return f"no {c[1]}"
+    return f"{n} {c[0] if v == 1 else c[1]}"
+
+
+def _implausible(fname: str, v: Any) -> bool:
+    """A count no person would use to describe a row ('330 stops'): left out of descriptions."""
+    c = _COUNTS.get(fname)
+    return c is not None and isinstance(v, (int, float)) and not isinstance(v, bool) and (v < 0 or v > c[2])
 
 
 def _plural(word: str) -> str:
@@ -136,6 +207,10 @@ def format_value(ftype: FieldType | None, fname: str, v: Any) -> str:
     """A value as a person says it: dates spelled out, money with a $, enums humanized."""
     if v is None:
         return "none"
+    if isinstance(v, list) and not v:
+        return "none"
+    if isinstance(v, list) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
+        return _join([format_value(None, fname, x) for x in v])
     if isinstance(v, bool):
         return "yes" if v else "no"
     if ftype in (FieldType.date, FieldType.datetime) and isinstance(v, str):
@@ -220,16 +295,19 @@ _LOW = {"price": "cheapest", "amount": "smallest", "time": "earliest", "date": "
 _HIGH = {"price": "most expensive", "amount": "largest", "time": "latest", "date": "latest", "at": "latest"}
 
 
-def _superlative(fname: str, low: bool) -> str:
+def _superlative(fname: str, low: bool, spec: EnvSpec | None = None, entity: str = "") -> str:
     words = fname.split("_")
     table = _LOW if low else _HIGH
+    label = field_label(spec, entity, fname)
+    if fname in _COUNTS:
+        return f"the one with the {'fewest' if low else 'most'} {_COUNTS[fname][1]}"
     for w in reversed(words):
         if w in table:
             adj = table[w]
-            if w in ("time", "date", "at") and len(words) > 1:
-                return f"the one with the {adj} {humanize(fname)}"
-            return f"the {adj} one"
-    return f"the one with the {'lowest' if low else 'highest'} {humanize(fname)}"
+            if w == "price":
+                return f"the {adj} one"
+            return f"the one with the {adj} {label}"
+    return f"the one with the {'lowest' if low else 'highest'} {label}"
 
 
 def find_selections(spec: EnvSpec, gold: GoldResult, known: dict[str, Any] | None = None,
@@ -307,7 +385,7 @@ def _pin(spec: EnvSpec, sel: Selection, items: list[dict], has_more: bool, prefe
             for low in (True, False):
                 ext = min(vals) if low else max(vals)
                 if row[f.name] == ext and vals.count(ext) == 1:
-                    constraint = (f.name, "lowest" if low else "highest", _superlative(f.name, low))
+                    constraint = (f.name, "lowest" if low else "highest", _superlative(f.name, low, spec, ent.name))
                     break
             if constraint:
                 break
@@ -363,27 +441,58 @@ def _ancestors(plan: Any, i: int) -> list[int]:
     return sorted(seen, reverse=True)
 
 
-def _fact_phrase(spec: EnvSpec, entity: str, fname: str, v: Any) -> str:
-    ft = _ftype(spec, entity, fname)
+_NEGATED = {"refundable": "non-refundable", "available": "unavailable", "active": "inactive",
+            "enabled": "disabled", "paid": "unpaid", "read": "unread", "verified": "unverified"}
+
+
+def _value_phrase(spec: EnvSpec, entity: str, fname: str, v: Any, ftype: FieldType | None = None) -> str:
+    """One field and its value as a person says it: "3 stops", "card method", "pickup time June 3, 2026 at 10:00"."""
+    ft = ftype or _ftype(spec, entity, fname)
     val = format_value(ft, fname, v)
+    label = field_label(spec, entity, fname)
+    count = _count_phrase(fname, v)
+    if count is not None:
+        return count
+    if ft == FieldType.enum or (isinstance(v, str) and label and fname in ("status", "state", "type")):
+        if fname in ("status", "state"):
+            return f"status {val}"
+        if label and label.split()[-1] in val.split():
+            return val  # 'star alliance', not 'star alliance alliance'
+        if val in ("none", "null", "n/a"):
+            return f"no {label}"
+        return f"{val} {label}"
+    if ft in (FieldType.date, FieldType.datetime) and fname in ("created_at", "updated_at", "created_on",
+                                                                  "updated_on"):
+        return f"{fname.split('_')[0]} on {val}"
+    return f"{label} {val}"
+
+
+def _fact_phrase(spec: EnvSpec, entity: str, fname: str, v: Any) -> str:
     if _id_like(spec, entity, fname):
-        return f"reference {val}"
-    if fname == "first_name":
-        return f"first name {val}"
-    if fname == "last_name":
-        return f"last name {val}"
-    if ft == FieldType.enum:
-        return f"{val} {humanize(fname)}" if fname not in ("status", "state") else f"status {val}"
-    if ft in (FieldType.date, FieldType.datetime):
-        return f"{humanize(fname)} on {val}"
-    return f"{humanize(fname)} {val}"
+        return f"reference {format_value(_ftype(spec, entity, fname), fname, v)}"
+    return _value_phrase(spec, entity, fname, v)
 
 
 def _join(parts: list[str], conj: str = "and") -> str:
-    parts = [p for p in parts if p]
+    seen: list[str] = []
+    for p in parts:
+        if p and p not in seen:  # a clause said twice reads as a mistake
+            seen.append(p)
+    parts = seen
     if len(parts) <= 1:
         return "".join(parts)
     return ", ".join(parts[:-1]) + f" {conj} " + parts[-1]
+
+
+def _bool_adj(spec: EnvSpec, entity: str, fname: str, v: Any) -> str:
+    label = field_label(spec, entity, fname)
+    if v:
+        return label.replace(" ", "-")
+    if label in _NEGATED:
+        return _NEGATED[label]
+    if " " not in label and label.endswith("ed"):
+        return "un" + label  # 'unshared', 'unstarred'
+    return "not " + label.replace(" ", "-")
 
 
 def _describe(spec: EnvSpec, entity: str, facts: list[tuple[str, Any]], article: str = "the",
@@ -391,19 +500,23 @@ def _describe(spec: EnvSpec, entity: str, facts: list[tuple[str, Any]], article:
     """'the confirmed available room in Paris with seat 12A' from an entity's facts."""
     noun = humanize(entity)
     adjs, place, rest = [], [], []
+    seen_fields: set[str] = set()
     for f, v in facts:
+        if f in seen_fields or _implausible(f, v):
+            continue  # one value per field; '330 stops' is not how anyone describes a flight
+        seen_fields.add(f)
         ft = _ftype(spec, entity, f)
         if f in ("status", "state") and ft == FieldType.enum and not adjs:
             adjs.append(format_value(ft, f, v))
         elif ft == FieldType.boolean or isinstance(v, bool):
-            adjs.append(("" if v else "not ") + humanize(f).replace(" ", "-"))
+            adjs.append(_bool_adj(spec, entity, f, v))
         elif f in ("city", "country", "region", "state_name"):
-            place.append(format_value(ft, f, v))
+            place.append((("city", "region", "state_name", "country").index(f), format_value(ft, f, v)))
         else:
             rest.append(_fact_phrase(spec, entity, f, v))
     s = f"{article} {' '.join(adjs) + ' ' if adjs else ''}{noun}"
     if place:
-        s += " in " + ", ".join(place)
+        s += " in " + ", ".join(p for _, p in sorted(place))
     if rest:
         s += " with " + _join(rest)
     if phrase:
@@ -411,11 +524,37 @@ def _describe(spec: EnvSpec, entity: str, facts: list[tuple[str, Any]], article:
     return s.strip()
 
 
+def _list_answer_field(spec: EnvSpec, entity: str, items: list[dict], own_fields: set[str],
+                       stated: set[str]) -> str | None:
+    """A field to ask about for every listed row: the display field unless the user already
+    said it (asking "travelers named Golden: tell me their last name" asks nothing)."""
+    ent = spec.entity(entity)
+    order = ([ent.display_field] if ent.display_field else []) + [f.name for f in ent.fields]
+    for fname in order:
+        if fname in own_fields or _id_like(spec, entity, fname):
+            continue
+        try:
+            ft = ent.field(fname).type
+        except KeyError:
+            continue
+        if ft in (FieldType.object, FieldType.array, FieldType.boolean, FieldType.datetime):
+            continue
+        vals = [it.get(fname) for it in items]
+        if any(v is None or not _usable(v) or (isinstance(v, str) and ("_" in v or len(v) > 40)) for v in vals):
+            continue
+        if all(format_answer(v) in stated or str(v) in stated for v in vals):
+            continue
+        return fname
+    return None
+
+
 def _answer_fields(spec: EnvSpec, entity: str, row: dict[str, Any], stated: set[str],
-                   rng: random.Random, k: int = 2) -> list[tuple[str, Any]]:
+                   rng: random.Random, k: int = 2, exclude: set[str] = frozenset()) -> list[tuple[str, Any]]:
     ent = spec.entity(entity)
     good = []
     for f in ent.fields:
+        if f.name in exclude:
+            continue
         v = row.get(f.name)
         if v is None or _id_like(spec, entity, f.name) or not _usable(v):
             continue
@@ -499,6 +638,8 @@ def realize_goal(spec: EnvSpec, gold: GoldResult, *, seed: int = 0, style: str |
     # Parameter omission: hold back some facts; the user reveals them when asked.
     hidden: dict[str, Any] = {}
     for tool, facts in param_facts.items():
+        if spec.tool(tool).kind != ToolKind.create:
+            continue  # an update or action must say what it sets; only a new row's details may wait
         for k, _, v in facts:
             if len(known) - len(hidden) > 2 and rng.random() < hide_rate and len(hidden) < 2:
                 hidden[k] = v
@@ -509,6 +650,13 @@ def realize_goal(spec: EnvSpec, gold: GoldResult, *, seed: int = 0, style: str |
                 hidden[k] = known[k]
     if hidden:
         rules.append("parameter_omission")
+    # A count no one would use to describe a row ('330 stops') is not said up front; the user
+    # still knows it and gives it when asked.
+    sel_keys = {s.fact_key for s in selections}
+    for facts in entity_facts.values():
+        for k, f, v in facts:
+            if _implausible(f, v) and k not in sel_keys:
+                hidden[k] = v
     for k in hidden:
         known.pop(k, None)
 
@@ -540,9 +688,15 @@ def realize_goal(spec: EnvSpec, gold: GoldResult, *, seed: int = 0, style: str |
         t = spec.tool(st.tool)
         anc = _ancestors(plan, g)
         steps = sorted(set(anc) | {g})
+        value_refs: dict[str, int] = {}
+        if t.kind == ToolKind.update:
+            kp = t.key_param.name if t.key_param else None
+            value_refs = {p: st.args[p][REF][0] for p in st.args if p != kp and is_ref(st.args[p])}
         ctx_ents: list[str] = []
         for a in anc:
             e = inst_of[a]
+            if a in value_refs.values():
+                continue
             if ent_of(e) != t.entity and e not in ctx_ents and (efacts(e) or ent_of(e) in extra_phrase):
                 ctx_ents.append(e)
         setup_bits = []
@@ -550,7 +704,9 @@ def realize_goal(spec: EnvSpec, gold: GoldResult, *, seed: int = 0, style: str |
             at = spec.tool(plan.steps[a].tool)
             if plan.steps[a].role == "setup" and at.writes and a not in used_setup:
                 used_setup.add(a)
-                setup_bits.append(_write_phrase(spec, at, plan.steps[a], param_facts, hidden, rng, new=True))
+                bit = _write_phrase(spec, at, plan.steps[a], param_facts, hidden, rng, new=True)
+                if bit not in setup_bits:
+                    setup_bits.append(bit)
                 if inst_of[a] in ctx_ents:
                     ctx_ents.remove(inst_of[a])
         ctx = ""
@@ -566,14 +722,31 @@ def realize_goal(spec: EnvSpec, gold: GoldResult, *, seed: int = 0, style: str |
                    (k.split(".", 1)[0] == st.tool or parse_fact_key(spec, k)[1] in
                     {spec.tool(plan.steps[a].tool).entity for a in steps})]
         out = gold.calls[g].output if g < len(gold.calls) else None
+        new_refs = {}
+        for p, src in value_refs.items():
+            desc = _describe(spec, ent_of(inst_of[src]), efacts(inst_of[src]), "the",
+                             extra_phrase.get(ent_of(inst_of[src]), ""))
+            path = [x for x in st.args[p][REF][1:] if isinstance(x, str) and x != "items"]
+            src_pk = spec.entity(ent_of(inst_of[src])).primary_key
+            if path and path[-1] != src_pk:
+                # The new value is a field of the row found ('the home airport of the airline'),
+                # not the row itself.
+                desc = f"the {field_label(spec, ent_of(inst_of[src]), path[-1])} of {desc}"
+            new_refs[p] = desc
         phrase, ans = _goal_phrase(spec, t, st, own, extra_phrase.get(t.entity, ""), ctx, out, param_facts,
-                                   hidden, stated_values, rng)
+                                   hidden, stated_values, rng, new_refs)
         if setup_bits:
             rules.append("action_compression")
             phrase = _join(setup_bits) + " and " + phrase
         answers.extend(a for a in ans if a not in answers)
+        same = next((ph for ph in phrases if ph[0] == phrase), None)
+        if same is not None:
+            # The same request twice (a merged plan that repeats a step): say it once.
+            same[1][:] = sorted(set(same[1]) | set(steps))
+            same[2].extend(r for r in reveals if r not in same[2])
+            continue
         phrases.append((phrase, steps, reveals))
-    if len(phrases) > 1:
+    if len(goal_steps) > 1:
         rules.append("goal_expansion")
 
     # Assemble.
@@ -608,10 +781,22 @@ def _tidy(s: str) -> str:
     return s[:1].upper() + s[1:]
 
 
-def _write_values(spec: EnvSpec, t: Any, st: Any, param_facts: dict, hidden: dict) -> list[str]:
+def _write_values(spec: EnvSpec, t: Any, st: Any, param_facts: dict, hidden: dict, *,
+                  to: bool = False) -> list[str]:
+    """This call's literal values as phrases ("3 guests", "email ann@x.org"); one per field.
+
+    A value is said when it is a fact the user holds for this tool (keys ``tool.param`` or
+    ``tool.param#n``, matched on the call's own value, so two calls of one tool never mix)
+    and not held back. ``to``: phrase as a new value ("email to ann@x.org").
+    """
+    facts = param_facts.get(st.tool, [])
+    kp = t.key_param.name if t.key_param else None
     bits = []
-    for k, pname, v in param_facts.get(st.tool, []):
-        if k in hidden or pname not in st.args or is_ref(st.args.get(pname)):
+    for pname, arg in st.args.items():
+        if pname == kp or is_ref(arg):
+            continue
+        keys = [k for k, pn, v in facts if pn == pname and v == arg]
+        if not keys or all(k in hidden for k in keys):
             continue
         try:
             p = t.param(pname)
@@ -619,7 +804,10 @@ def _write_values(spec: EnvSpec, t: Any, st: Any, param_facts: dict, hidden: dic
             continue
         f = p.field or pname
         ft = _ftype(spec, t.entity, f) or p.type
-        bits.append(f"{humanize(pname)} {format_value(ft, f, v)}")
+        if to:
+            bits.append(f"{field_label(spec, t.entity, f)} to {format_value(ft, f, arg)}")
+        else:
+            bits.append(_value_phrase(spec, t.entity, f, arg, ft))
     return bits
 
 
@@ -632,53 +820,61 @@ def _verb(tool_name: str, rng: random.Random) -> str:
     return rng.choice(_VERBS.get(parts[0], [humanize(parts[0])]))
 
 
+def _create_clause(t: Any, rng: random.Random) -> str:
+    """'book a hotel reservation', 'make a payment': the new row is named, never its parent."""
+    noun = humanize(t.entity)
+    verb = rng.choice(_CREATE_VERBS.get(t.name.split("_")[0], _CREATE_VERBS["create"]))
+    return f"{verb} {_article(noun)} {noun}"
+
+
 def _write_phrase(spec: EnvSpec, t: Any, st: Any, param_facts: dict, hidden: dict, rng: random.Random,
                   new: bool = False) -> str:
-    vals = _write_values(spec, t, st, param_facts, hidden)
     noun = humanize(t.entity)
     if t.kind == ToolKind.create:
+        vals = _write_values(spec, t, st, param_facts, hidden)
         if is_person_entity(spec.entity(t.entity)):
             s = rng.choice(["register me as a new customer", "set me up as a new " + noun, "create a profile for me"])
         else:
-            s = f"{_verb(t.name, rng)} {_article(noun)} {noun}" if t.name.split("_")[0] in ("create", "add") \
-                else f"{_verb(t.name, rng)} " + (f"a new {noun}" if t.name.endswith(t.entity) else "one")
+            s = _create_clause(t, rng)
         return s + (" with " + _join(vals) if vals else "")
+    if t.kind == ToolKind.update:
+        vals = _write_values(spec, t, st, param_facts, hidden, to=True)
+        return f"{rng.choice(['change', 'update', 'set'])} the {_join(vals)} on it" if vals else f"update the {noun}"
+    vals = _write_values(spec, t, st, param_facts, hidden)
     return f"{_verb(t.name, rng)} it" + (" with " + _join(vals) if vals else "")
 
 
 def _goal_phrase(spec: EnvSpec, t: Any, st: Any, own: list, extra: str, ctx: str, out: Any,
-                 param_facts: dict, hidden: dict, stated: set[str], rng: random.Random) -> tuple[str, list[str]]:
+                 param_facts: dict, hidden: dict, stated: set[str], rng: random.Random,
+                 new_refs: dict[str, str] | None = None) -> tuple[str, list[str]]:
     noun = humanize(t.entity)
     obj = _describe(spec, t.entity, own, "the", extra) + ctx
     answers: list[str] = []
+    own_fields = {f for f, _ in own}
     if t.kind == ToolKind.get:
-        fields = _answer_fields(spec, t.entity, out or {}, stated, rng)
+        fields = [fv for fv in _answer_fields(spec, t.entity, out or {}, stated, rng, exclude=own_fields)]
         answers = [format_answer(v) for _, v in fields]
-        ask = _join([humanize(f) for f, _ in fields]) or "details"
-        return f"{rng.choice(_GET_VERBS)} {obj} and tell me its {ask}", answers
+        ask = _join([field_label(spec, t.entity, f) for f, _ in fields]) or "details"
+        its = "their" if is_person_entity(spec.entity(t.entity)) else "its"
+        return f"{rng.choice(_GET_VERBS)} {obj} and tell me {its} {ask}", answers
     if t.kind == ToolKind.list:
         items = (out or {}).get("items") or []
         plural = _plural(noun)
         base = _describe(spec, t.entity, own, "", extra).strip()
         base = base.replace(noun, plural, 1) if base.startswith(noun) or f" {noun}" in base else plural
-        ent = spec.entity(t.entity)
-        disp = ent.display_field
         if items and len(items) <= 3 and not (out or {}).get("has_more"):
-            if disp and all(_usable(it.get(disp)) and it.get(disp) is not None for it in items):
+            disp = _list_answer_field(spec, t.entity, items, own_fields, stated)
+            if disp:
                 answers = [format_answer(it[disp]) for it in items]
-                return f"{rng.choice(_LIST_VERBS)} {base}{ctx} and tell me their {humanize(disp)}", answers
+                return (f"{rng.choice(_LIST_VERBS)} {base}{ctx} and tell me their "
+                        f"{field_label(spec, t.entity, disp)}"), answers
             answers = [str(len(items))]
             return f"tell me how many {base}{ctx} there are", answers
         return f"{rng.choice(_LIST_VERBS)} {base}{ctx}", answers
     if t.kind == ToolKind.create:
         vals = _write_values(spec, t, st, param_facts, hidden)
-        verb = _verb(t.name, rng)
         ent = spec.entity(t.entity)
-        if t.name.split("_")[0] in ("create", "add") or not ctx:
-            s = f"{verb} {_article(noun)} {noun}{ctx}"
-        else:
-            # 'book the flight ...', 'reserve the room ...', 'pay for the booking ...'
-            s = f"{verb}{ctx[len(' for'):]}"
+        s = f"{_create_clause(t, rng)}{ctx}"
         if vals:
             s += ("," if ctx else "") + " with " + _join(vals)
         if isinstance(out, dict) and ent.primary_key in out and rng.random() < 0.5:
@@ -686,13 +882,10 @@ def _goal_phrase(spec: EnvSpec, t: Any, st: Any, own: list, extra: str, ctx: str
             s += f", and give me the new {noun}'s reference"
         return s, answers
     if t.kind == ToolKind.update:
-        vals = []
-        for k, pname, v in param_facts.get(st.tool, []):
-            if k in hidden or pname not in st.args:
-                continue
+        vals = _write_values(spec, t, st, param_facts, {}, to=True)
+        for pname, desc in (new_refs or {}).items():
             p = t.param(pname)
-            f = p.field or pname
-            vals.append(f"{humanize(f)} to {format_value(_ftype(spec, t.entity, f) or p.type, f, v)}")
+            vals.append(f"{field_label(spec, t.entity, p.field or pname)} to {desc}")
         verb = rng.choice(["change", "update", "set"])
         if not vals:
             return f"{verb} {obj}", answers

@@ -26,7 +26,7 @@ from ..graph import GoldResult, execute_plan, run_sampling
 from ..graph.plan import iter_refs, is_ref
 from ..reward import RewardSpec
 from .calibrate import (ACTIONS, choose_actions, difficulty_features, edit_plan, estimate_pass_rate, level_of,
-                        predicted_after)
+                        pick_partner, predicted_after)
 from .checks import CHECKS, Finding, check_complete, check_decontaminated, check_not_overspecified, run_checks
 from .decontam import NgramIndex, load_benchmark_index
 from .realize import Realization, realize_goal
@@ -254,14 +254,19 @@ def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 
     if calibrate and seeds:
         read_only = {}
         for g in results:
-            if not g.changed_state and len(g.plan.steps) <= 3:
+            spec = by_name[g.plan.env].spec
+            # Read-only means no writes at all: a create-then-delete plan leaves the state as
+            # it was but still asks for two changes.
+            if (not g.changed_state and len(g.plan.steps) <= 3
+                    and not any(spec.tool(s.tool).writes for s in g.plan.steps)):
                 read_only.setdefault(g.plan.env, []).append(g.plan)
         cands: list[list[Any]] = []
         feas, tools = [], []
         for i, (g, t) in enumerate(seeds):
             spec = by_name[g.plan.env].spec
             pool = read_only.get(g.plan.env, [])
-            partner = pool[(i * 7 + seed) % len(pool)] if pool else None
+            # A partner that repeats one of this plan's calls would make the request say it twice.
+            partner = pick_partner(g.plan, pool, i * 7 + seed) if pool else None
             row, frow, trow = [], [], []
             for a in ACTIONS:
                 p = edit_plan(a, g.plan, g.calls, spec, partner=partner)

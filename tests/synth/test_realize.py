@@ -102,3 +102,160 @@ def test_read_goals_carry_answer_facts_from_the_gold_output(env, golds):
     out = g.calls[g.plan.goal_steps[0]].output
     assert z.answer_facts and all(any(a == str(v) or a == f"{v:g}" if isinstance(v, float) else a == str(v)
                                       for v in out.values()) for a in z.answer_facts[:1])
+
+
+# --- defects seen in generated goals, each rebuilt from the plan that triggered it -----------
+
+from envfactory.graph import Plan, Step, execute_plan  # noqa: E402
+from envfactory.graph.plan import REF  # noqa: E402
+from envfactory.synth.calibrate import edit_plan, pick_partner, shares_step  # noqa: E402
+from envfactory.synth.realize import _describe, field_label  # noqa: E402
+
+_AMY = {"first_name": "Amy", "last_name": "Pope", "email": "amy.pope@example.org", "phone": "+1-878-110-2781",
+        "date_of_birth": "1999-03-12"}
+_KENDRA = {"first_name": "Kendra", "last_name": "Green", "email": "kendra.green@example.org",
+           "date_of_birth": "1996-12-03"}
+
+
+def _facts(tool: str, *arg_sets: dict) -> dict:
+    """user_facts keyed as the sampler keys them: a second value for a param gets '#2'."""
+    out: dict = {}
+    for args in arg_sets:
+        for p, v in args.items():
+            k, n = f"{tool}.{p}", 2
+            while k in out and out[k] != v:
+                k, n = f"{tool}.{p}#{n}", n + 1
+            out[k] = v
+    return out
+
+
+def _run(env, steps, facts, goals=None):
+    goals = goals if goals is not None else [i for i, s in enumerate(steps) if s.role == "goal"]
+    plan = Plan("trip_desk", "travel", steps, [steps[g].tool for g in goals], goals, facts, index=7)
+    g = execute_plan(env, plan)
+    assert g.ok, g
+    return g
+
+
+def _create_update_plus_create_delete(env):
+    """What harder-breadth made of create+update traveler merged with create+delete traveler."""
+    steps = [Step("create_traveler", dict(_AMY), [], "goal"),
+             Step("update_traveler", {"traveler_id": {REF: [0, "traveler_id"]}, "email": "amy.new@example.net"},
+                  [0], "goal"),
+             Step("create_traveler", dict(_KENDRA), [], "goal"),
+             Step("delete_traveler", {"traveler_id": {REF: [2, "traveler_id"]}}, [2], "goal")]
+    facts = {**_facts("create_traveler", _AMY, _KENDRA), "update_traveler.email": "amy.new@example.net"}
+    return _run(env, steps, facts)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_each_create_call_states_only_its_own_values(env, seed):
+    g = _create_update_plus_create_delete(env)
+    z = realize_goal(env.spec, g, seed=seed, hide_rate=0.0)
+    for sg in z.subgoals:
+        for label in ("first name", "last name", "date of birth"):
+            assert sg.text.count(label) <= 1, sg.text
+        assert not ("Amy" in sg.text and "Kendra" in sg.text), sg.text
+        assert not ("1999" in sg.text and "1996" in sg.text), sg.text
+    assert "Kendra" in z.goal and "December 3, 1996" in z.goal
+
+
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"[.?!] |, and also |, and while you're at it, |, plus |\. Also, please ", text)
+    return [p.strip(" .?!") for p in parts if p.strip(" .?!")]
+
+
+def test_a_repeated_request_is_said_once(env):
+    tr = env.new_session().call("search_travelers", {})["items"][0]
+    step = Step("get_traveler", {"traveler_id": tr["traveler_id"]}, [], "goal")
+    facts = {"traveler.traveler_id": tr["traveler_id"]}
+    g = _run(env, [step, Step(step.tool, dict(step.args), [], "goal")], facts)
+    for seed in range(6):
+        z = realize_goal(env.spec, g, seed=seed)
+        sents = _sentences(z.goal)
+        assert len(sents) == len(set(sents)), z.goal
+        assert z.goal.count(tr["traveler_id"]) == 1, z.goal
+        assert {0, 1} <= {i for sg in z.subgoals for i in sg.steps}
+
+
+def test_harder_breadth_rejects_a_partner_that_repeats_a_call(env):
+    g = _create_update_plus_create_delete(env)
+    same = Plan("trip_desk", "travel", [Step("create_traveler", dict(_KENDRA), [], "goal")], ["create_traveler"], [0],
+                _facts("create_traveler", _KENDRA))
+    other = Plan("trip_desk", "travel", [Step("search_airports", {"country": "France"}, [], "goal")],
+                 ["search_airports"], [0], {"airport.country": "France"})
+    assert shares_step(g.plan, same) and not shares_step(g.plan, other)
+    assert edit_plan("harder-breadth", g.plan, g.calls, env.spec, partner=same) is None
+    assert edit_plan("harder-breadth", g.plan, g.calls, env.spec, partner=other) is not None
+    assert pick_partner(g.plan, [g.plan, same, other], 0) is other
+    assert pick_partner(g.plan, [g.plan, same], 1) is None
+
+
+@pytest.mark.parametrize("entity, fname, label", [
+    ("hotel_reservation", "check_in", "check-in date"), ("hotel_reservation", "check_out", "check-out date"),
+    ("booking", "created_at", "creation time"), ("traveler", "date_of_birth", "date of birth"),
+    ("flight", "departure_time", "departure time"), ("booking", "flight_id", "flight"),
+    ("room", "price_per_night", "price per night"),
+])
+def test_field_labels_read_naturally(env, entity, fname, label):
+    assert field_label(env.spec, entity, fname) == label
+
+
+def test_field_labels_strip_suffixes_without_a_spec():
+    assert field_label(None, "car_rental", "pickup_at") == "pickup time"
+    assert field_label(None, "car_rental", "dropoff_at") == "drop-off time"
+    assert field_label(None, "member", "expires_on") == "expiry date"
+    assert field_label(None, "workout", "duration_minutes") == "duration in minutes"
+    assert field_label(None, "hotel_booking", "check_in_date") == "check-in date"
+
+
+def test_counts_carry_units_and_implausible_ones_are_left_out(env):
+    assert "3 guests" in _describe(env.spec, "hotel_reservation", [("guests", 3)])
+    assert "1 star" in _describe(env.spec, "hotel", [("stars", 1)])
+    d = _describe(env.spec, "booking", [("passengers", 330), ("total_price", 120.5)])
+    assert "330" not in d and "$120.5" in d
+    assert "with created at on" not in _describe(env.spec, "booking", [("created_at", "2026-05-07T10:00:00")])
+
+
+def test_list_goal_does_not_ask_for_what_the_user_said(env):
+    rows = env.new_session().call("search_travelers", {"limit": 100})["items"]
+    by_last: dict = {}
+    for r in rows:
+        by_last.setdefault(r["last_name"], []).append(r)
+    last = next(k for k, v in sorted(by_last.items()) if 1 <= len(v) <= 3)
+    g = _run(env, [Step("search_travelers", {"last_name": last}, [], "goal")], {"traveler.last_name": last})
+    for seed in range(8):
+        z = realize_goal(env.spec, g, seed=seed)
+        assert "their last name" not in z.goal, z.goal
+        assert last not in z.answer_facts
+
+
+def test_update_always_states_the_new_value(env):
+    tr = env.new_session().call("search_travelers", {})["items"][0]
+    steps = [Step("search_travelers", {"email": tr["email"]}, [], "discover"),
+             Step("update_traveler", {"traveler_id": {REF: [0, "items", 0, "traveler_id"]},
+                                      "phone": "+1-555-010-0199"}, [0], "goal")]
+    g = _run(env, steps, {"traveler.email": tr["email"], "update_traveler.phone": "+1-555-010-0199"})
+    for seed in range(8):
+        z = realize_goal(env.spec, g, seed=seed, hide_rate=1.0)
+        assert "phone to +1-555-010-0199" in z.goal, z.goal
+        assert "update_traveler.phone" not in z.persona.hidden_facts
+
+
+def test_create_goal_names_the_new_row_not_its_parent(env):
+    s = env.new_session()
+    tr = s.call("search_travelers", {})["items"][0]
+    room = s.call("list_rooms", {"available": True})["items"][0]
+    steps = [Step("search_travelers", {"email": tr["email"]}, [], "discover"),
+             Step("get_room", {"room_id": room["room_id"]}, [], "discover"),
+             Step("reserve_room", {"traveler_id": {REF: [0, "items", 0, "traveler_id"]},
+                                   "room_id": {REF: [1, "room_id"]}, "check_in": "2026-07-08",
+                                   "check_out": "2026-07-09", "guests": 1}, [0, 1], "goal")]
+    facts = {"traveler.email": tr["email"], "room.room_id": room["room_id"], "reserve_room.check_in": "2026-07-08",
+             "reserve_room.check_out": "2026-07-09", "reserve_room.guests": 1}
+    g = _run(env, steps, facts)
+    for seed in range(8):
+        z = realize_goal(env.spec, g, seed=seed, hide_rate=0.0)
+        assert "hotel reservation for the" in z.goal, z.goal
+        assert not re.search(r"\b(book|reserve|make) the\b", z.goal), z.goal
+        assert "check-in date July 8, 2026" in z.goal and "1 guest" in z.goal, z.goal
