@@ -30,6 +30,7 @@ from typing import Any, Iterable
 import networkx as nx
 
 from ..errors import SpecError
+from ..spec import compare
 from ..spec import Condition, EntitySpec, EnvSpec, FieldType, ParamSpec, ToolKind, ToolSpec
 
 __all__ = [
@@ -119,26 +120,7 @@ def _path_target(spec: EnvSpec, ent: EntitySpec, path: str) -> tuple[str, str]:
     return ent.name, path
 
 
-def _compare(actual: Any, op: str, expected: Any) -> bool:
-    if op == "is_null":
-        return actual is None
-    if op == "not_null":
-        return actual is not None
-    if op == "eq":
-        return actual == expected
-    if op == "ne":
-        return actual != expected
-    if op == "in":
-        return actual in (expected or [])
-    if op == "not_in":
-        return actual not in (expected or [])
-    if actual is None or expected is None:
-        return False
-    try:
-        return {"gt": actual > expected, "gte": actual >= expected, "lt": actual < expected,
-                "lte": actual <= expected}[op]
-    except TypeError:
-        return False
+_compare = compare  # precondition semantics shared with the runtime (envfactory.spec.compare)
 
 
 def _effect_satisfies(spec: EnvSpec, producer: ToolSpec, ef_field_entity: str, ef_field: str,

@@ -29,6 +29,7 @@ from ..errors import (
     UnknownToolError,
 )
 from ..spec import EntitySpec, EnvSpec, FieldType, ToolKind, ToolSpec, load_spec
+from ..spec import compare as _compare
 from .template import SEQ_TABLE, load_or_build_template
 from .validate import ArgValidator, to_db
 
@@ -680,31 +681,3 @@ class Session:
             return ConstraintError(f"{t.name}: the change would break a reference between records", tool=t.name)
         return ConstraintError(f"{t.name}: {msg}", tool=t.name)
 
-
-def _compare(actual: Any, op: str, expected: Any) -> bool:
-    if op == "is_null":
-        return actual is None
-    if op == "not_null":
-        return actual is not None
-    if op == "eq":
-        return actual == expected
-    if op == "ne":
-        return actual != expected
-    if op == "in":
-        return actual in (expected or [])
-    if op == "not_in":
-        return actual not in (expected or [])
-    if actual is None or expected is None:
-        return False
-    try:
-        if op == "gt":
-            return actual > expected
-        if op == "gte":
-            return actual >= expected
-        if op == "lt":
-            return actual < expected
-        if op == "lte":
-            return actual <= expected
-    except TypeError:
-        return False
-    raise ValueError(op)

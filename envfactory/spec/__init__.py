@@ -1,5 +1,6 @@
 """The environment specification: the contract between stages (plain pydantic)."""
 
+from .conditions import compare
 from .io import dump_spec, find_specs, load_spec, parse_spec, save_spec, spec_digest, spec_json_schema
 from .model import (
     SPEC_VERSION,
@@ -20,6 +21,7 @@ from .model import (
 from .schema import field_json_schema, param_json_schema, tool_input_schema, tool_output_schema
 
 __all__ = [
+    "compare",
     "SPEC_VERSION",
     "Condition",
     "Effect",
