@@ -170,6 +170,8 @@ class Environment:
         self.path = path
         self.template = template
         self.clock = dt.datetime.fromisoformat(spec.clock)
+        self.clock_date = self.clock.date().isoformat()
+        self.clock_iso = self.clock.isoformat(timespec="seconds")
         self._entities = {e.name: _Entity(e) for e in spec.entities}
         for e in spec.entities:
             for f in e.fields:
@@ -495,7 +497,7 @@ class Session:
         if ef.param is not None:
             return a.get(ef.param, current)
         if ef.now:
-            return self.env.clock.date().isoformat() if ftype == FieldType.date else self.env.clock.isoformat(timespec="seconds")
+            return self.env.clock_date if ftype == FieldType.date else self.env.clock_iso
         if ef.copy_from is not None:
             v = self._path_value(t, row, ef.copy_from)
             if ef.scale_param and v is not None and a.get(ef.scale_param) is not None:

@@ -20,6 +20,7 @@ Field paths: a ``Condition`` or ``Effect`` names a field of the tool's entity
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from enum import Enum
 from typing import Any, Literal
 
@@ -201,7 +202,7 @@ class Effect(_Strict):
             self.increment_from is not None,
         ])
 
-    @property
+    @cached_property
     def uses_set(self) -> bool:
         """True when the effect writes the literal ``set`` (which may be null)."""
         return self._other_sources() == 0
