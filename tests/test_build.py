@@ -152,12 +152,24 @@ def test_cli_build_source_prints_table(tmp_path):
     assert load_spec(out / "library_loans").seed.seed == 2
 
 
-def test_cli_failed_document_is_not_an_error_exit(tmp_path):
+def test_cli_failed_document_among_good_ones_is_not_an_error_exit(tmp_path):
+    src = tmp_path / "docs"
+    src.mkdir()
+    (src / "bad.yaml").write_text("openapi: 3.0.3\npaths: [unclosed\n")
+    (src / "cars.yaml").write_text((Path(__file__).resolve().parents[1] / "resources" / "travel" / "cars.yaml").read_text())
+    r = CliRunner().invoke(app, ["build", "--source", str(src), "--out", str(tmp_path / "o"), "--no-verify"])
+    assert r.exit_code == 0, r.output
+    assert "failed" in r.output and "Traceback" not in r.output
+    assert list((tmp_path / "o").glob("*/env.yaml"))
+
+
+def test_cli_exits_1_when_nothing_could_be_built_and_writes_nothing(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("openapi: 3.0.3\npaths: [unclosed\n")
     r = CliRunner().invoke(app, ["build", "--source", str(bad), "--out", str(tmp_path / "o"), "--no-verify"])
-    assert r.exit_code == 0, r.output
-    assert "failed" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 1, r.output
+    assert "malformed YAML" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize("args", [["build"], ["build", "--domain", "x", "--all"]])

@@ -150,6 +150,9 @@ def build(
                 reports.append(build_domain(n, resources_root=res_root, domains_root=dom_root, seed=seed, verify=verify,
                                             progress=bar, max_envs_per_doc=max_envs, agent=agent))
     _print(reports)
+    if not any(r.envs for r in reports):
+        # every document failed: nothing was written, and a script should know
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -53,7 +53,7 @@ def print_task_report(rep: TaskReport) -> None:
 def tasks(
     domain: str = typer.Option(..., "--domain", "-d", help="Domain to build tasks for."),
     env: Optional[str] = typer.Option(None, "--env", "-e", help="Only this environment."),
-    n: int = typer.Option(1000, "--n", "-n", help="Number of tasks."),
+    n: int = typer.Option(1000, "--n", "-n", min=1, help="Number of tasks."),
     seed: int = typer.Option(0, "--seed", help="Seed (same seed, same tasks)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON Lines file (default trajectories/tasks/<domain>.jsonl)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name for the LLM goal rewriter."),
