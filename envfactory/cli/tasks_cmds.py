@@ -12,7 +12,40 @@ from rich.table import Table
 from ..runtime import load_environment
 from ..synth.task import write_tasks
 from ..synth.tasks import TaskReport, build_tasks
-from ._app import app, console, env_dirs, handle_errors
+from ._app import app, console, env_dirs, fail, handle_errors
+
+DEFAULT_SOLVER_ROLLOUTS = 4  # with a model
+
+
+def _usage_line(u: dict) -> str:
+    return (f"{u.get('calls', 0)} calls ({u.get('ok', 0)} ok, {u.get('failed', 0)} failed), "
+            f"{u.get('prompt_tokens', 0)} prompt + {u.get('completion_tokens', 0)} completion tokens, "
+            f"{u.get('latency_total_s', 0.0):.1f} s")
+
+
+def print_solver_report(s: dict, usage: dict) -> None:
+    if s:
+        console.print(
+            f"solver pass rate (k={s['rollouts_per_task']} rollouts/task, temperature {s['temperature']}): "
+            f"{s['tasks_measured']} tasks measured; mean measured {s['mean_measured']:.3f} vs predicted "
+            f"(structural) {s['mean_predicted']:.3f}, mean |gap| {s['mean_abs_gap']:.3f}; MILP target after "
+            f"calibration {s.get('mean_target_after', 0.0):.3f}", highlight=False)
+        console.print(
+            f"solver rollouts: {s['rollouts']} ({s['successes']} full reward, {s['wrong']} wrong, "
+            f"{s['turn_limit']} turn limit, {s['model_errors']} model errors, {s['errors']} other errors)",
+            highlight=False)
+        u = s.get("usage") or {}
+        console.print("solver model usage: " + (_usage_line(u) if "calls" in u else
+                                                f"{u.get('prompt_tokens', 0)} prompt + "
+                                                f"{u.get('completion_tokens', 0)} completion tokens"),
+                      highlight=False)
+        if s["model_errors"] or s["errors"]:
+            console.print(f"[yellow]{s['model_errors'] + s['errors']} solver rollouts failed on errors and count as "
+                          "failures (lower measured rates)[/]")
+            for e in s.get("error_samples", [])[:3]:
+                console.print(f"  [yellow]{e}[/]", highlight=False)
+    if usage:
+        console.print("model usage (whole build): " + _usage_line(usage), highlight=False)
 
 
 def print_task_report(rep: TaskReport) -> None:
@@ -42,6 +75,7 @@ def print_task_report(rep: TaskReport) -> None:
         console.print(f"[yellow]{why}[/]")
     if rep.llm:
         console.print("model rewrites: " + ", ".join(f"{k} {v}" for k, v in sorted(rep.llm.items())))
+    print_solver_report(rep.solver, rep.model_usage)
     console.print("timings (s): " + ", ".join(f"{k} {v}" for k, v in rep.timings.items()))
     console.print("[bold]sample goals[/]")
     for s in rep.samples:
@@ -56,9 +90,16 @@ def tasks(
     n: int = typer.Option(1000, "--n", "-n", min=1, help="Number of tasks."),
     seed: int = typer.Option(0, "--seed", help="Seed (same seed, same tasks)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON Lines file (default trajectories/tasks/<domain>.jsonl)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model name for the LLM goal rewriter."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name for the LLM goal rewriter and the solver."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (e.g. vllm serve)."),
     calibrate: bool = typer.Option(True, "--calibrate/--no-calibrate", help="Difficulty calibration (MILP edits)."),
+    solver_rollouts: Optional[int] = typer.Option(
+        None, "--solver-rollouts", min=0, show_default=False,
+        help=(f"With --model: measure each task's pass rate from K rollouts with the model as the solver "
+              f"(default {DEFAULT_SOLVER_ROLLOUTS}; 0 uses the structural estimate) and calibrate on it. Costly: "
+              "every rollout is a whole conversation, up to the task's turn limit (10 + 4 per gold step, at "
+              "most 40) model calls, so up to n x K x 40 calls; the call and token totals are printed. "
+              "Without a model the structural estimate is used and K must be 0.")),
 ) -> None:
     """Build implicit-intent tasks (goal, persona, hidden facts, gold run, reward) and write JSON Lines."""
     envs = [load_environment(d) for d in env_dirs(domain, env)]
@@ -67,6 +108,12 @@ def tasks(
         from ..llm import ModelConfig, build_chat_model
 
         chat = build_chat_model(ModelConfig(base_url=base_url, model=model))
+    from ..llm import NoModel
+
+    has_model = chat is not None and not isinstance(chat, NoModel)
+    if not has_model and solver_rollouts:
+        fail("--solver-rollouts needs a model: pass --model and --base-url (an OpenAI-compatible endpoint)")
+    k = (DEFAULT_SOLVER_ROLLOUTS if solver_rollouts is None else solver_rollouts) if has_model else 0
     with Progress(TextColumn("[bold]{task.description}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as prog:
         bars: dict[str, int] = {}
@@ -77,7 +124,8 @@ def tasks(
             if done == total or done % 20 == 0:
                 prog.update(bars[stage], completed=done, total=total)
 
-        res = build_tasks(envs, n=n, seed=seed, model=chat, on_progress=tick, calibrate=calibrate)
+        res = build_tasks(envs, n=n, seed=seed, model=chat, on_progress=tick, calibrate=calibrate,
+                          solver_rollouts=k)
     path = write_tasks(res.tasks, out or Path("trajectories") / "tasks" / f"{domain}.jsonl")
     print_task_report(res.report)
     console.print(f"wrote {len(res.tasks)} tasks to {path}")

@@ -8,8 +8,13 @@ Pass-rate estimate without a model (documented proxy): a logistic in structural 
 chain: steps on the longest dependency path; ids: references (values the agent must discover);
 goals: goal steps; branches: independent root steps; distractors: env tools the plan does not
 use; hidden: facts the user only reveals when asked; constraints: picks resolved by an
-implicit constraint ("the cheapest one"); writes: state-changing calls. With a solver
-(k rollouts) the measured rate replaces it.
+implicit constraint ("the cheapest one"); writes: state-changing calls.
+
+With a solver model (``measure_pass_rate``), the estimate is measured instead: k independent
+rollouts of the task with the model as the assistant (``TeacherPolicy``, temperature > 0, a
+fresh session from the task's initial state each time, the rule-based user simulator, the
+task's turn limit), p^ = successes / k where success is reward 1.0. A model error ends that
+rollout as a failure (counted). The measured rate then replaces the proxy as the MILP's p^.
 
 Six actions {harder, easier, different} x {depth, breadth}. Predicted rate after an action
 p~ = clip(p + D*g, 0, 1) with D = -0.25 (harder) / +0.25 (easier) / 0 (different) and
@@ -22,7 +27,7 @@ to the earlier action in ``ACTIONS`` (a tiny order-dependent epsilon).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -32,7 +37,8 @@ from ..graph.plan import REF, is_ref, iter_refs
 from ..spec import EnvSpec, ToolKind
 
 __all__ = ["ACTIONS", "TAU", "SIGMA", "action_score", "predicted_after", "estimate_pass_rate",
-           "difficulty_features", "choose_actions", "edit_plan", "level_of", "pick_partner", "shares_step"]
+           "difficulty_features", "choose_actions", "edit_plan", "level_of", "pick_partner", "shares_step",
+           "SolverMeasurement", "measure_pass_rate"]
 
 ACTIONS = ("harder-depth", "harder-breadth", "easier-depth", "easier-breadth", "different-depth",
            "different-breadth")
@@ -334,3 +340,71 @@ def edit_plan(action: str, plan: Plan, calls: list[Any], spec: EnvSpec, *, partn
 
 
 SolverFn = Callable[[Any], float]
+
+
+# --- measured pass rate (solver rollouts) -------------------------------------------------
+
+
+@dataclass
+class SolverMeasurement:
+    """k solver rollouts of one task. ``outcomes[j]``: 'success', 'wrong' (reward < 1),
+    'turn_limit', 'model_error' (the model call failed) or 'error' (anything else raised)."""
+
+    k: int
+    outcomes: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def successes(self) -> int:
+        return self.outcomes.count("success")
+
+    @property
+    def model_errors(self) -> int:
+        return self.outcomes.count("model_error")
+
+    @property
+    def pass_rate(self) -> float:
+        return round(self.successes / self.k, 4) if self.k else 0.0
+
+
+def measure_pass_rate(task: Any, env: Any, model: Any, *, k: int, seed: int = 0, temperature: float = 0.7,
+                      max_turns: int | None = None) -> SolverMeasurement:
+    """p^ = successes / k over ``k`` rollouts of ``task`` with ``model`` as the assistant.
+
+    Each rollout is ``run_rollout`` on a fresh in-process session from ``task.initial_state``,
+    with ``TeacherPolicy(model, temperature=temperature, seed=seed)`` and attempt index j (so
+    rollout j sends seeds ``seed * 1000 + 100 j + call``), the rule-based user simulator, and at
+    most ``min(task.turn_limit, max_turns)`` assistant messages. Never raises: a model error or
+    any other exception is a failed rollout, recorded in ``outcomes`` (and the first messages
+    in ``errors``).
+    """
+    from .policy import TeacherPolicy
+    from .rollout import run_rollout
+
+    m = SolverMeasurement(k=k)
+    if max_turns is not None and max_turns < task.turn_limit:
+        task = task.model_copy(update={"turn_limit": max(1, max_turns)})
+    policy = TeacherPolicy(model, attempts=1, temperature=temperature, seed=seed)
+    for j in range(k):
+        try:
+            tr = run_rollout(task, env, policy=policy, seed=seed, attempt=j)
+        except Exception as e:  # never crash the build: a broken rollout is a failed one
+            m.outcomes.append("error")
+            if len(m.errors) < 3:
+                m.errors.append(f"{type(e).__name__}: {e}"[:300])
+            continue
+        m.prompt_tokens += int(tr.usage.get("prompt_tokens", 0))
+        m.completion_tokens += int(tr.usage.get("completion_tokens", 0))
+        if tr.ok:
+            m.outcomes.append("success")
+        elif tr.failure and tr.failure.startswith("model error"):
+            m.outcomes.append("model_error")
+            if len(m.errors) < 3:
+                m.errors.append(tr.failure[:300])
+        elif tr.failure and tr.failure.startswith("turn limit"):
+            m.outcomes.append("turn_limit")
+        else:
+            m.outcomes.append("wrong")
+    return m

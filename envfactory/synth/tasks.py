@@ -11,6 +11,19 @@ actions per task chosen by a MILP, the edited plan re-executed (gold execution) 
 realized and checked again; an edit that no longer executes or passes is reverted.
 With a ``ChatModel``, each goal is also rewritten by the model and the text checks re-run on
 the rewrite (rejected rewrites keep the template goal).
+
+Measured pass rates (``model`` and ``solver_rollouts=k > 0``): every seed task that passed the
+checks is rolled out k times with the model as the solver (``calibrate.measure_pass_rate``);
+p^ = successes / k goes to ``Difficulty.measured_pass_rate`` and is the p^ the MILP uses. The
+structural estimate stays in ``predicted_pass_rate`` (and ``level``) for comparison. Since
+``Difficulty.features`` holds numbers only, the source is recorded as numbers there:
+``pass_rate_from_solver`` (1.0: the MILP used the measured rate), ``p_hat`` (the rate it used),
+``solver_k``, ``solver_successes`` and ``solver_model_errors``. A task that calibration edits
+(any applied action, 'different-*' included) is a new task that was not measured: its
+``measured_pass_rate`` is None (no second round of rollouts, which would double the cost), and
+its features keep ``measured_before`` and ``predicted_target`` (the MILP's target, on the
+measured scale). A reverted edit leaves the measured seed task as it was, rate included.
+Without a model, or with k = 0, nothing changes: same tasks, same bytes.
 """
 
 from __future__ import annotations
@@ -25,8 +38,8 @@ from typing import Any, Callable, Mapping, Sequence
 from ..graph import GoldResult, execute_plan, run_sampling
 from ..graph.plan import iter_refs, is_ref
 from ..reward import RewardSpec
-from .calibrate import (ACTIONS, choose_actions, difficulty_features, edit_plan, estimate_pass_rate, level_of,
-                        pick_partner, predicted_after)
+from .calibrate import (ACTIONS, SolverMeasurement, choose_actions, difficulty_features, edit_plan,
+                        estimate_pass_rate, level_of, measure_pass_rate, pick_partner, predicted_after)
 from .checks import CHECKS, Finding, check_complete, check_decontaminated, check_not_overspecified, run_checks
 from .decontam import NgramIndex, load_benchmark_index
 from .realize import Realization, realize_goal
@@ -39,7 +52,15 @@ _TEXT_CHECKS = ("complete", "not_overspecified", "decontaminated")
 
 @dataclass
 class TaskReport:
-    """What happened to the candidates. ``checks[check]``: failed / rewritten / dropped counts."""
+    """What happened to the candidates. ``checks[check]``: failed / rewritten / dropped counts.
+
+    ``solver`` (only when pass rates were measured): rollouts per task, tasks measured, outcome
+    counts (successes, wrong, turn_limit, model_errors, errors), mean measured vs mean predicted
+    (structural) over the measured tasks, the measured histogram, the mean MILP target after
+    calibration, and the solver stage's model usage (``UsageLedger`` summary: calls, tokens,
+    latency). ``model_usage``: the ledger summary of every model call of the build (rewrites
+    and solver). Histograms and ``mean_pass_rate_*`` stay on the structural estimate.
+    """
 
     requested: int
     plans_sampled: int = 0
@@ -58,6 +79,8 @@ class TaskReport:
     decontam_sources: dict[str, int] = field(default_factory=dict)
     decontam_unavailable: dict[str, str] = field(default_factory=dict)
     llm: dict[str, int] = field(default_factory=dict)
+    solver: dict[str, Any] = field(default_factory=dict)
+    model_usage: dict[str, Any] = field(default_factory=dict)
     samples: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -189,16 +212,74 @@ class _Builder:
         return cand
 
 
+def _ledger_summary(records: Sequence[Any]) -> dict[str, Any]:
+    from ..llm import UsageLedger
+
+    led = UsageLedger()
+    for r in records:
+        led.record(r)
+    return led.summary().model_dump()
+
+
+def _measure_seeds(seeds: list[tuple[GoldResult, Task]], by_name: Mapping[str, Any], model: Any, *, k: int,
+                   seed: int, temperature: float, max_turns: int | None, workers: int,
+                   on_progress: Callable[[str, int, int], None] | None) -> list[SolverMeasurement]:
+    """k solver rollouts per seed task, tasks in parallel (``workers`` threads; every rollout has
+    its own session), results in task order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i: int) -> SolverMeasurement:
+        g, t = seeds[i]
+        return measure_pass_rate(t, by_name[g.plan.env], model, k=k, seed=seed * 1009 + i,
+                                 temperature=temperature, max_turns=max_turns)
+
+    out: list[SolverMeasurement] = []
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(seeds)))) as pool:
+        for i, m in enumerate(pool.map(one, range(len(seeds)))):
+            out.append(m)
+            if on_progress:
+                on_progress("solve", i + 1, len(seeds))
+    return out
+
+
+def _solver_report(ms: list[SolverMeasurement], tasks: list[Task], *, k: int, temperature: float,
+                   usage: dict[str, Any]) -> dict[str, Any]:
+    measured = [m.pass_rate for m in ms]
+    predicted = [t.difficulty.predicted_pass_rate for t in tasks]
+    count = Counter(o for m in ms for o in m.outcomes)
+    n = len(ms)
+    return {
+        "rollouts_per_task": k, "temperature": temperature, "tasks_measured": n, "rollouts": n * k,
+        "successes": count.get("success", 0), "wrong": count.get("wrong", 0),
+        "turn_limit": count.get("turn_limit", 0), "model_errors": count.get("model_error", 0),
+        "errors": count.get("error", 0),
+        "mean_measured": round(sum(measured) / n, 4) if n else 0.0,
+        "mean_predicted": round(sum(predicted) / n, 4) if n else 0.0,
+        "mean_abs_gap": round(sum(abs(a - b) for a, b in zip(measured, predicted)) / n, 4) if n else 0.0,
+        "histogram_measured": _hist(measured),
+        "error_samples": [e for m in ms for e in m.errors][:5],
+        "usage": usage,
+    }
+
+
 def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 0, model: Any = None,
                 on_progress: Callable[[str, int, int], None] | None = None, calibrate: bool = True,
                 coverage_targets: dict[str, int] | None = None, index: NgramIndex | None | bool = True,
-                oversample: float = 1.3) -> TaskBuildResult:
+                oversample: float = 1.3, solver_rollouts: int = 0, solver_temperature: float = 0.7,
+                solver_max_turns: int | None = None, solver_workers: int | None = None) -> TaskBuildResult:
     """Sample, execute, realize, check and calibrate ``n`` tasks over ``envs`` (``Environment``s).
 
     ``on_progress(stage, done, total)`` is called as stages advance. ``index``: True loads the
     cached BFCL / tau2-bench n-gram index, an ``NgramIndex`` is used as given, None/False skips
     decontamination (reported as unavailable). ``coverage_targets`` maps 'env/tool' to the number
     of tasks that should use it (default: every tool of every env at least once).
+
+    ``solver_rollouts=k > 0`` with a ``model``: each seed task's pass rate is measured from k
+    rollouts with the model as the solver (temperature ``solver_temperature``, at most
+    ``solver_max_turns`` assistant messages when given, else the task's turn limit;
+    ``solver_workers`` tasks at a time, default the model's ``concurrency``) and that rate, not
+    the structural proxy, is the MILP's p^ (see the module docstring). Cost: up to
+    n * k * turn_limit model calls. Ignored without a model.
     """
     by_name = dict(envs) if isinstance(envs, Mapping) else {e.spec.name: e for e in envs}
     report = TaskReport(requested=n)
@@ -248,9 +329,38 @@ def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 
     report.histogram_before = _hist(before)
     report.mean_pass_rate_before = round(sum(before) / len(before), 4) if before else 0.0
 
+    # 1b. measured pass rates (solver rollouts): the MILP's p^ where available
+    p_hat = list(before)
+    measured: list[SolverMeasurement | None] = [None] * len(seeds)
+    k = solver_rollouts if model is not None else 0
+    if k > 0 and seeds:
+        ts = time.perf_counter()
+        ledger = getattr(model, "ledger", None)
+        n0 = len(ledger) if ledger is not None else 0
+        workers = solver_workers if solver_workers is not None else int(getattr(model, "concurrency", 1) or 1)
+        ms = _measure_seeds(seeds, by_name, model, k=k, seed=seed, temperature=solver_temperature,
+                            max_turns=solver_max_turns, workers=workers, on_progress=on_progress)
+        for i, ((_, t), m) in enumerate(zip(seeds, ms)):
+            measured[i] = m
+            p_hat[i] = m.pass_rate
+            d = t.difficulty
+            d.measured_pass_rate = m.pass_rate
+            d.features.update({"pass_rate_from_solver": 1.0, "p_hat": m.pass_rate, "solver_k": float(k),
+                               "solver_successes": float(m.successes),
+                               "solver_model_errors": float(m.model_errors)})
+        if ledger is not None:
+            usage = _ledger_summary(ledger.records[n0:])
+        else:  # a model without a ledger: the tokens the rollouts saw
+            usage = {"prompt_tokens": sum(m.prompt_tokens for m in ms),
+                     "completion_tokens": sum(m.completion_tokens for m in ms)}
+            usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        report.solver = _solver_report(ms, [t for _, t in seeds], k=k, temperature=solver_temperature, usage=usage)
+        report.timings["solver"] = round(time.perf_counter() - ts, 3)
+
     # 2. calibration
     t2 = time.perf_counter()
     tasks: list[Task] = []
+    targets_after: list[float] = []
     if calibrate and seeds:
         read_only = {}
         for g in results:
@@ -277,7 +387,7 @@ def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 
         targets = coverage_targets
         if targets is None:
             targets = {f"{name}/{tl.name}": 1 for name, e in by_name.items() for tl in e.spec.tools}
-        chosen = choose_actions(before, feasible=feas, tools=tools, targets=targets)
+        chosen = choose_actions(p_hat, feasible=feas, tools=tools, targets=targets)
         for i, ((g, t), (action, _score)) in enumerate(zip(seeds, chosen)):
             report.actions[action] = report.actions.get(action, 0) + 1
             plan = cands[i][ACTIONS.index(action)]
@@ -295,8 +405,13 @@ def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 
                 final = t
             else:
                 final.difficulty.features["predicted_before"] = t.difficulty.predicted_pass_rate
-                final.difficulty.features["predicted_target"] = predicted_after(t.difficulty.predicted_pass_rate,
-                                                                                 action)
+                final.difficulty.features["predicted_target"] = predicted_after(p_hat[i], action)
+                if measured[i] is not None:
+                    # An edited task is a new task: the seed's measured rate does not apply to it.
+                    final.difficulty.measured_pass_rate = None
+                    final.difficulty.features["measured_before"] = measured[i].pass_rate
+                    final.difficulty.features["pass_rate_from_solver"] = 1.0
+            targets_after.append(p_hat[i] if final is t else predicted_after(p_hat[i], action))
             tasks.append(final)
             if on_progress:
                 on_progress("calibrate", i + 1, len(seeds))
@@ -307,6 +422,12 @@ def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 
     report.histogram_after = _hist(after)
     report.mean_pass_rate_after = round(sum(after) / len(after), 4) if after else 0.0
     report.kept = len(tasks)
+    if report.solver:
+        ta = targets_after or p_hat
+        report.solver["mean_target_after"] = round(sum(ta) / len(ta), 4) if ta else 0.0
+    ledger = getattr(model, "ledger", None) if model is not None else None
+    if ledger is not None:
+        report.model_usage = ledger.summary().model_dump()
     report.samples = [t.goal for t in tasks[:: max(1, len(tasks) // 6)][:6]]
     report.timings["total"] = round(time.perf_counter() - t0, 3)
     return TaskBuildResult(tasks, report)
