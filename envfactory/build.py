@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import tempfile
 import time
@@ -443,6 +444,12 @@ def _swap_in(tmp: Path, target: Path, names: list[str], previous: set[str], repo
         raise
 
 
+def _check_domain_name(domain: str) -> None:
+    # the domain names a folder under domains/: "../resources" must not reach outside it
+    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", domain):
+        raise ConfigError(f"{domain!r}: invalid domain name (letters, digits, '_', '-', '.')")
+
+
 def build_domain(domain: str, *, resources_root: str | os.PathLike, domains_root: str | os.PathLike, seed: int = 0,
                  verify: bool = True, progress: Progress | None = None,
                  max_envs_per_doc: int | None = None, row_scale: float = 1.0,
@@ -452,6 +459,7 @@ def build_domain(domain: str, *, resources_root: str | os.PathLike, domains_root
     Raises ConfigError when the domain folder does not exist; a document that fails is
     recorded in the report (``failed_documents``), not raised.
     """
+    _check_domain_name(domain)
     folder = Path(resources_root) / domain
     if not folder.is_dir():
         known = ", ".join(sorted(p.name for p in Path(resources_root).iterdir() if p.is_dir())) \
@@ -481,6 +489,7 @@ def build_source(path_or_url: str | os.PathLike, *, out_dir: str | os.PathLike, 
                  max_envs_per_doc: int | None = None, row_scale: float = 1.0,
                  agent: Agent | None = None) -> BuildReport:
     """Build any documentation (a file, a folder, or an http(s) URL, crawled) into ``out_dir/<env>/``."""
+    _check_domain_name(domain)
     src = str(path_or_url)
     report = BuildReport(domain=domain, out_dir=str(out_dir))
     scratch: Path | None = None

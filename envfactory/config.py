@@ -72,11 +72,15 @@ class CliConfig(BaseModel):
         for key, value in (self.model_extra or {}).items():
             if not isinstance(value, dict):
                 raise ConfigError(f"section {key!r} must be a mapping of option: value")
-            node = out
             parts = str(key).split()
-            for part in parts[:-1]:
+            if not parts:
+                raise ConfigError("a section needs a command name")
+            node = out
+            for part in parts:
                 node = node.setdefault(part, {})
-            node.setdefault(parts[-1], {}).update({k.replace("-", "_"): v for k, v in value.items()})
+                if not isinstance(node, dict):
+                    raise ConfigError(f"section {key!r}: {part!r} is also set as an option")
+            node.update({str(k).replace("-", "_"): v for k, v in value.items()})
         return out
 
 

@@ -69,15 +69,10 @@ def normalize_text(s: str) -> str:
 def _diff_items(diff: dict[str, Any]) -> Counter:
     """Row-level changes as hashable items, so two diffs can be compared as multisets."""
     items: Counter = Counter()
-    for table, rows in (diff.get("added") or {}).items():
-        for r in rows:
-            items[("added", table, json.dumps(r, sort_keys=True))] += 1
-    for table, rows in (diff.get("removed") or {}).items():
-        for r in rows:
-            items[("removed", table, json.dumps(r, sort_keys=True))] += 1
-    for table, rows in (diff.get("changed") or {}).items():
-        for r in rows:
-            items[("changed", table, json.dumps(r, sort_keys=True))] += 1
+    for kind in ("added", "removed", "changed"):
+        for table, rows in (diff.get(kind) or {}).items():
+            for r in rows:
+                items[(kind, table, json.dumps(r, sort_keys=True))] += 1
     return items
 
 
@@ -90,7 +85,8 @@ def _state_score(spec: RewardSpec, final_hash: str, final_diff: dict[str, Any]) 
         return 0.0  # nothing should have changed, and something did
     hit = sum((gold & got).values())
     extra = sum((got - gold).values())
-    score = hit / sum(gold.values()) - extra / max(1, sum(gold.values()))
+    n = sum(gold.values())
+    score = (hit - extra) / n
     return max(0.0, min(0.99, score))
 
 
@@ -110,15 +106,14 @@ def score_trajectory(
     """Score one run. ``final_diff`` is ``Session.diff().to_dict()`` of the agent's session."""
     recs = [c if isinstance(c, CallRecord) else CallRecord.model_validate(c) for c in calls]
     state = _state_score(spec, final_state_hash, final_diff)
-    # trace: order-free multiset match of gold calls
-    agent_keys: Counter = Counter()
-    gold_keys = []
-    for i, g in enumerate(spec.gold_calls):
-        masked = spec.masked_args[i] if i < len(spec.masked_args) else []
-        gold_keys.append(_call_key(g["tool"], g.get("args", {}), masked))
+    # trace: order-free multiset match of gold calls. An agent call cannot say which gold call
+    # it answers, so gold and agent keys both drop every argument masked in any gold call of
+    # that tool (per-call masks on the gold side alone could make an exact gold call unmatched).
     mask_by_tool: dict[str, list[str]] = {}
     for i, g in enumerate(spec.gold_calls):
         mask_by_tool.setdefault(g["tool"], []).extend(spec.masked_args[i] if i < len(spec.masked_args) else [])
+    gold_keys = [_call_key(g["tool"], g.get("args", {}), mask_by_tool[g["tool"]]) for g in spec.gold_calls]
+    agent_keys: Counter = Counter()
     for r in recs:
         if r.ok:
             agent_keys[_call_key(r.tool, r.args, mask_by_tool.get(r.tool, []))] += 1

@@ -135,6 +135,16 @@ def test_unknown_domain_is_a_config_error(roots):
         build_domain("nope", resources_root=res, domains_root=dom)
 
 
+@pytest.mark.parametrize("name", ["../resources", "..", ".hidden", "a/b", ""])
+def test_domain_name_that_leaves_the_domains_folder_is_a_config_error(roots, name):
+    res, dom = roots
+    with pytest.raises(ConfigError, match="invalid domain name"):
+        build_domain(name, resources_root=res / "library", domains_root=dom)
+    with pytest.raises(ConfigError, match="invalid domain name"):
+        build_source(res / "library" / "loans.yaml", out_dir=dom / "x", domain=name, verify=False)
+    assert not (dom / "x").exists()
+
+
 def test_build_source_file(tmp_path):
     src = tmp_path / "loans.yaml"
     src.write_text(DOC)

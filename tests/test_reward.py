@@ -75,3 +75,13 @@ def test_missing_fact_in_answer_fails_the_reward(trip_desk_env):
     spec, calls = _gold(trip_desk_env)
     r = _score(trip_desk_env, spec, calls, "All done!")
     assert r.reward == 0.0 and r.missing_facts == ["BK02501"]
+
+
+def test_exact_gold_calls_match_when_calls_of_one_tool_mask_different_arguments():
+    gold = [{"tool": "pay_booking", "args": {"booking_id": "BK1", "method": "card"}},
+            {"tool": "pay_booking", "args": {"booking_id": "BK2", "method": "cash"}}]
+    spec = RewardSpec(gold_state_hash="g", initial_state_hash="i", gold_calls=gold,
+                      masked_args=[["method"], ["booking_id"]])
+    calls = [{"tool": g["tool"], "args": g["args"], "writes": True} for g in gold]
+    r = score_trajectory(spec, final_state_hash="g", final_diff={}, calls=calls)
+    assert r.trace == 1.0

@@ -72,7 +72,7 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
     raw = env.new_session().conn  # same bytes, driven directly
     flight_ids = [r[0] for r in s.query("SELECT flight_id FROM flight ORDER BY flight_id")]
     traveler_ids = [r[0] for r in s.query("SELECT traveler_id FROM traveler ORDER BY traveler_id")]
-    flight_cols = ", ".join(f'"{c}"' for c in env.spec.entity("flight").fields and [f.name for f in env.spec.entity("flight").fields])
+    flight_cols = ", ".join(f'"{f.name}"' for f in env.spec.entity("flight").fields)
 
     # get by id
     def rt_get(i: int) -> object:

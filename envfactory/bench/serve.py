@@ -19,6 +19,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,14 +125,17 @@ def _bench_http(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int
     from mcp.client.streamable_http import streamable_http_client
 
     port = _free_port()
+    # stderr to a file, not a pipe: nobody reads a pipe while the server runs, and a full one blocks it
+    errlog = tempfile.TemporaryFile()
     proc = subprocess.Popen(_server_cmd(env_dir, "http", port, fast_path=server_path == "fast"), env={**os.environ, "ENVFACTORY_ROOT": str(root)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.DEVNULL, stderr=errlog)
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"bench server exited: {proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+                errlog.seek(0)
+                raise RuntimeError(f"bench server exited: {errlog.read().decode(errors='replace')[-2000:]}")
             try:
                 if httpx2.get(f"{base}/healthz", timeout=1).status_code == 200:
                     break
@@ -167,6 +171,8 @@ def _bench_http(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+        errlog.close()
 
 
 def _raw_level(url: str, sessions: int, mix, calls: int, max_seconds: float) -> ServeFigure:

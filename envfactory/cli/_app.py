@@ -59,6 +59,9 @@ def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except EnvFactoryError as e:
             fail(str(e))
+        except OSError as e:
+            # a path the user gave that cannot be written or read (--out /dev/null/x, a full disk)
+            fail(f"{e.filename}: {e.strerror}" if e.filename and e.strerror else f"{type(e).__name__}: {e}")
         except KeyboardInterrupt:
             err_console.print("interrupted")
             sys.exit(130)

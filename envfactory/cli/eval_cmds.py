@@ -120,6 +120,12 @@ def eval_(
         fail(f"--mode must be fc or prompt, got {mode!r}")
     if (model is None) == (agent_name is None):
         fail("give exactly one of --model (with --base-url) or --agent")
+    if limit is not None and limit < 0:
+        fail(f"--limit must be >= 0, got {limit}")
+    try:  # before the run, so an unusable --out does not throw the results away
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        fail(f"--out {out}: cannot create the results folder: {e.strerror or e}")
     suite = load_suite(folder)
     if agent_name is not None:
         if agent_name not in REFERENCE_AGENTS:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -156,9 +157,14 @@ def sample(
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         written = 0
-        with out.open("w", encoding="utf-8") as f:
-            for res in run.results:
-                if res.ok or keep_failed:
-                    f.write(json.dumps(res.to_dict(), sort_keys=True, default=str) + "\n")
-                    written += 1
+        tmp = out.with_name(out.name + ".tmp")  # a failure mid-write must not leave a truncated file
+        try:
+            with tmp.open("w", encoding="utf-8") as f:
+                for res in run.results:
+                    if res.ok or keep_failed:
+                        f.write(json.dumps(res.to_dict(), sort_keys=True, default=str) + "\n")
+                        written += 1
+            os.replace(tmp, out)
+        finally:
+            tmp.unlink(missing_ok=True)
         console.print(f"wrote {written:,} plans to {out}")

@@ -49,6 +49,7 @@ def serve(
 ) -> None:
     """Serve environments over MCP: stdio (one per process) or streamable HTTP at /mcp/<env>."""
     from ..serve import ServeConfig, build_client_config, serve_http, serve_stdio
+    from ..serve.config import LOOPBACK_HOSTS
 
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, not {transport!r}")
@@ -90,7 +91,7 @@ def serve(
         serve_stdio(environment, config)
         return
     envs = [load_environment(d) for d in dirs]
-    if host not in ("127.0.0.1", "localhost", "::1") and not token:
+    if host not in LOOPBACK_HOSTS and not token:
         err_console.print(f"[yellow]warning:[/] binding {host} without --token: anyone who can reach it can call tools")
     for e in envs:
         err_console.print(f"serving {domain}/{e.name} at http://{host}:{port}/mcp/{e.name}", highlight=False)
@@ -115,7 +116,12 @@ def bench_serve(
     """Tool calls/s and p50/p99 latency over streamable HTTP and stdio, beside the in-process runtime."""
     from ..bench.serve import run_serve_bench
 
-    levels = [int(x) for x in concurrency.split(",") if x.strip()]
+    try:
+        levels = [int(x) for x in concurrency.split(",") if x.strip()]
+    except ValueError:
+        fail(f"--concurrency: comma-separated session counts such as 1,8,32, not {concurrency!r}")
+    if not levels or min(levels) < 1:
+        fail(f"--concurrency: every level must be at least 1 session, got {concurrency!r}")
     kinds = [x.strip() for x in transports.split(",") if x.strip()]
     for k in kinds:
         if k not in ("http", "stdio"):

@@ -93,7 +93,11 @@ def synth(
 
         source = "file:" + hashlib.sha256(tasks_file.read_bytes()).hexdigest()[:16]
         wanted = {(e.spec.domain, e.spec.name) for e in envs}
+        total = len(tasks)
         tasks = [t for t in tasks if (t.domain, t.env) in wanted][:n]
+        if not tasks:
+            # rolling out nothing would write an empty dataset (a card without Parquet files)
+            fail(f"{tasks_file}: none of its {total} tasks is for the chosen environments")
     ds_name = name or (domain if domain else "all") + ("" if not env else f"-{env}")
     root = out_root or project_paths().root / "trajectories"
     out = root / ds_name

@@ -9,6 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..config import project_paths
 from ..runtime import load_environment
 from ..synth.task import write_tasks
 from ..synth.tasks import TaskReport, build_tasks
@@ -102,6 +103,9 @@ def tasks(
               "Without a model the structural estimate is used and K must be 0.")),
 ) -> None:
     """Build implicit-intent tasks (goal, persona, hidden facts, gold run, reward) and write JSON Lines."""
+    if bool(model) != bool(base_url):
+        # one without the other used to be a traceback (--base-url) or silently no model (--model)
+        fail("--model and --base-url go together (a model behind an OpenAI-compatible endpoint)")
     envs = [load_environment(d) for d in env_dirs(domain, env)]
     chat = None
     if base_url or model:
@@ -126,6 +130,6 @@ def tasks(
 
         res = build_tasks(envs, n=n, seed=seed, model=chat, on_progress=tick, calibrate=calibrate,
                           solver_rollouts=k)
-    path = write_tasks(res.tasks, out or Path("trajectories") / "tasks" / f"{domain}.jsonl")
+    path = write_tasks(res.tasks, out or project_paths().root / "trajectories" / "tasks" / f"{domain}.jsonl")
     print_task_report(res.report)
     console.print(f"wrote {len(res.tasks)} tasks to {path}")

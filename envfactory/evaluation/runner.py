@@ -418,6 +418,8 @@ def run_eval(
         raise SuiteError(f"mode must be 'fc' or 'prompt', got {config.mode!r}")
     if config.concurrency < 1 or config.max_steps_per_turn < 1:
         raise SuiteError("concurrency and max_steps_per_turn must be >= 1")
+    if config.limit is not None and config.limit < 0:
+        raise SuiteError(f"limit must be >= 0 entries per category, got {config.limit}")
     entries: list[SuiteEntry] = []
     for category in CATEGORIES:
         if category in config.categories:

@@ -583,9 +583,21 @@ def load_suite(path: str | Path) -> Suite:
         raise SuiteError(f"{folder}: not a suite folder (no {MANIFEST}); build one with 'envfactory eval-suite'")
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as e:
         raise SuiteError(f"{manifest_path}: {e}") from e
+    if not isinstance(manifest, dict):
+        raise SuiteError(f"{manifest_path}: a suite manifest must be a JSON object")
     tasks = {t.task_id: t for t in load_tasks(folder / TASKS_FILE)} if (folder / TASKS_FILE).exists() else {}
+    try:
+        entries = _load_entries(folder, manifest)
+    except (KeyError, TypeError, AttributeError) as e:  # a hand-edited or truncated suite
+        raise SuiteError(f"{folder}: malformed suite ({type(e).__name__}: {e}); rebuild it with "
+                         "'envfactory eval-suite'") from e
+    return Suite(manifest.get("domain", folder.name), entries, tasks, manifest.get("seed", 0),
+                 manifest.get("envs", {}), folder)
+
+
+def _load_entries(folder: Path, manifest: dict[str, Any]) -> list[SuiteEntry]:
     entries: list[SuiteEntry] = []
     for category in CATEGORIES:
         files = manifest.get("files", {}).get(category)
@@ -610,5 +622,4 @@ def load_suite(path: str | Path) -> Suite:
                 initial_state=config.get("state", "template"),
                 initial_state_hash=config.get("state_hash"),
             ))
-    return Suite(manifest.get("domain", folder.name), entries, tasks, manifest.get("seed", 0),
-                 manifest.get("envs", {}), folder)
+    return entries

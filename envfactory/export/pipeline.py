@@ -81,11 +81,8 @@ def _reset(out: Path) -> None:
 
 def _build_tasks(envs: Sequence[Environment], n: int, seed: int, model: ChatModel | None,
                  on_progress: Callable[..., None] | None) -> list[Task]:
-    try:
-        from ..synth.tasks import build_tasks  # written beside this stage; optional until it lands
-    except ImportError as e:
-        raise ConfigError("the task builder (envfactory.synth.tasks.build_tasks) is not available; "
-                          "pass tasks from a file (envfactory synth --tasks FILE)") from e
+    from ..synth.tasks import build_tasks
+
     res = build_tasks(list(envs), n=n, seed=seed, model=model,
                       on_progress=(lambda stage, done, total: on_progress(f"tasks: {stage}", done, total))
                       if on_progress else None)
@@ -258,7 +255,6 @@ def _write_dataset(out: Path, name: str, rows_by_split: dict[str, list[dict[str,
     from .hf import dataset_info_yaml, default_features, sharegpt_features, split_path, write_parquet
 
     files: list[Path] = []
-    written: set[Path] = set()
     info = []
     counts: dict[str, int] = {}
     sizes: dict[str, int] = {}

@@ -188,23 +188,23 @@ class OpenAICompatModel:
             data = response.json()
             choice = data["choices"][0]
             message = ChatMessage.from_openai(choice.get("message") or {})
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+            u = data.get("usage") or {}
+            prompt = int(u.get("prompt_tokens") or 0)
+            completion = int(u.get("completion_tokens") or 0)
+            usage = Usage(
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                total_tokens=int(u.get("total_tokens") or prompt + completion),
+            )
+            return ChatResponse(
+                message=message,
+                finish_reason=choice.get("finish_reason"),
+                usage=usage,
+                latency_s=time.perf_counter() - started,
+                model=data.get("model") or self.model,
+            )
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:  # pydantic's too (a ValueError)
             raise ModelError(f"{self._url('chat/completions')}: unusable reply ({e!r}): {response.text[:300]}") from e
-        u = data.get("usage") or {}
-        prompt = int(u.get("prompt_tokens") or 0)
-        completion = int(u.get("completion_tokens") or 0)
-        usage = Usage(
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            total_tokens=int(u.get("total_tokens") or prompt + completion),
-        )
-        return ChatResponse(
-            message=message,
-            finish_reason=choice.get("finish_reason"),
-            usage=usage,
-            latency_s=time.perf_counter() - started,
-            model=data.get("model") or self.model,
-        )
 
     def _url(self, path: str) -> str:
         return f"{self.base_url}/{path}"
@@ -257,26 +257,26 @@ class OpenAICompatModel:
         url = self._url("chat/completions")
         started = time.perf_counter()
         attempts = 0
-        with self._thread_slots:
-            while True:
-                attempts += 1
-                try:
+        while True:
+            attempts += 1
+            try:
+                with self._thread_slots:  # not held during backoff waits, as in acomplete
                     try:
                         r = self._client.post(url, json=body, headers=self._headers)
                     except httpx.TransportError as e:
                         outcome = self._transport_outcome(e)
                     else:
                         outcome = self._classify(r, started)
-                except ModelError as e:
-                    self._record_immediate_failure(started, attempts, e)
-                    raise
-                if outcome.response is not None:
-                    outcome.response.latency_s = time.perf_counter() - started
-                    self.ledger.record_ok(outcome.response, attempts=attempts)
-                    return outcome.response
-                if attempts > self.max_retries:
-                    raise self._fail(started, attempts, outcome.error)
-                _sleep(self._wait(attempts, outcome.retry_after))
+            except ModelError as e:
+                self._record_immediate_failure(started, attempts, e)
+                raise
+            if outcome.response is not None:
+                outcome.response.latency_s = time.perf_counter() - started
+                self.ledger.record_ok(outcome.response, attempts=attempts)
+                return outcome.response
+            if attempts > self.max_retries:
+                raise self._fail(started, attempts, outcome.error)
+            _sleep(self._wait(attempts, outcome.retry_after))
 
     def batch(self, requests: Sequence[ChatRequest | Mapping[str, Any]], *, return_exceptions: bool = True) -> list[ChatResponse | ModelError]:
         """Run many requests from threads, at most ``concurrency`` at a time, in order.

@@ -158,7 +158,7 @@ class _Tool:
         self.sort_desc = bool(tool.sort and tool.sort.descending)
         self._sql_cache: dict[Any, str] = {}
         self.verb = tool.name.split("_")[0]
-        # Effects on referenced rows, or deletes (which may cascade checks), need a transaction.
+        # Effects on referenced rows write a second table: only those calls need a transaction.
         self.multi_statement = any("." in ef.field for ef in tool.effects)
 
 

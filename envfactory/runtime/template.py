@@ -16,8 +16,6 @@ from sqlalchemy import (
     JSON,
     Boolean,
     Column,
-    Date,
-    DateTime,
     Float,
     ForeignKey,
     Integer,
@@ -51,7 +49,6 @@ _SA_TYPES = {
     FieldType.object: JSON,
     FieldType.array: JSON,
 }
-_ = (Date, DateTime)
 
 
 def build_metadata(spec: EnvSpec) -> MetaData:
@@ -136,9 +133,12 @@ def load_or_build_template(spec: EnvSpec, cache_path: str | os.PathLike | None) 
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".template-", suffix=".tmp")
+    except OSError:
+        return blob  # a read-only checkout still works, it just rebuilds each time
+    try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(blob)
         os.replace(tmp, p)
     except OSError:
-        pass  # a read-only checkout still works, it just rebuilds each time
+        Path(tmp).unlink(missing_ok=True)  # e.g. disk full: leave no half-written file behind
     return blob

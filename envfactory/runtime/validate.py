@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from typing import Any, Callable
 
 from ..errors import ArgumentError
-from ..spec import FieldType, ParamSpec, ToolKind, ToolSpec
+from ..spec import DATE_PATTERN, DATETIME_PATTERN, FieldType, ParamSpec, ToolKind, ToolSpec
 
-__all__ = ["compile_validator", "ArgValidator", "to_db"]
+__all__ = ["ArgValidator", "to_db"]
 
 _TYPE_WORD = {
     FieldType.string: "a string",
@@ -30,8 +31,13 @@ _TYPE_WORD = {
 }
 
 
+_DATE_RE = re.compile(DATE_PATTERN)
+_DATETIME_RE = re.compile(DATETIME_PATTERN)
+
+
 def _is_date(v: Any) -> bool:
-    if not isinstance(v, str) or len(v) != 10:
+    # the shape the schema promises, then a real calendar date
+    if not isinstance(v, str) or not _DATE_RE.match(v):
         return False
     try:
         dt.date.fromisoformat(v)
@@ -41,7 +47,7 @@ def _is_date(v: Any) -> bool:
 
 
 def _is_datetime(v: Any) -> bool:
-    if not isinstance(v, str) or len(v) < 16:
+    if not isinstance(v, str) or not _DATETIME_RE.match(v):
         return False
     try:
         dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
@@ -93,6 +99,7 @@ class ArgValidator:
         self.extra = {k: v for k, v in extra.items() if k not in self.params}
         self.allowed = sorted(set(self.params) | set(self.extra))
         self._enums = {p.name: set(p.enum) for p in tool.params if p.enum}
+        self._defaults = [(p.name, p.default) for p in tool.params if p.default is not None]
 
     def _fail(self, arg: str | None, msg: str) -> ArgumentError:
         return ArgumentError(f"{self.tool.name}: {msg}", tool=self.tool.name, argument=arg)
@@ -139,11 +146,8 @@ class ArgValidator:
                 ftype, enum, lo, hi = self.extra[k]
                 self._check_value(k, ftype, enum, lo, hi, v)
             out[k] = v
-        for p in self.tool.params:
-            if p.default is not None and p.name not in out:
-                out[p.name] = p.default
+        for name, default in self._defaults:
+            if name not in out:
+                out[name] = default
         return out
 
-
-def compile_validator(tool: ToolSpec) -> ArgValidator:
-    return ArgValidator(tool)

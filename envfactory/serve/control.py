@@ -72,7 +72,7 @@ class _Control:
                 return _err(413, "too_large", f"request body is over the limit of {self.config.max_state_bytes} bytes")
         try:
             payload = json.loads(body) if body.strip() else {}
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
             return _err(400, "bad_json", f"request body is not JSON: {e}")
         if not isinstance(payload, dict):
             return _err(400, "bad_request", "request body must be a JSON object")

@@ -49,12 +49,17 @@ def load_state_file(env: Environment, path: str | Path) -> Snapshot:
 def resolve_state_path(env: Environment, path: str, roots: list[Path]) -> Path:
     """``path`` (relative to the environment folder, or absolute) if it lies under one of ``roots``."""
     base = env.path or Path.cwd()
-    p = Path(path)
-    p = (p if p.is_absolute() else base / p).resolve()
-    allowed = [Path(r).resolve() for r in roots] or [base.resolve().parent]
-    if not any(p.is_relative_to(r) for r in allowed):
+    try:  # a NUL byte or an unreadable folder would otherwise be a 500
+        p = Path(path)
+        p = (p if p.is_absolute() else base / p).resolve()
+        allowed = [Path(r).resolve() for r in roots] or [base.resolve().parent]
+        inside = any(p.is_relative_to(r) for r in allowed)
+        is_file = inside and p.is_file()
+    except (OSError, ValueError) as e:
+        raise StateError(f"state_path {path[:200]!r} is not a usable path: {e}") from e
+    if not inside:
         raise StateError(f"state_path {path!r} is outside the folders states may be read from "
                          f"({', '.join(str(r) for r in allowed)})")
-    if not p.is_file():
+    if not is_file:
         raise StateError(f"state_path {path!r}: no such file")
     return p

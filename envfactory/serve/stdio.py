@@ -17,8 +17,10 @@ def serve_stdio(env: Environment, config: ServeConfig | None = None) -> None:
     server = build_mcp_server(env, config=config or ServeConfig())
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-        server.pool.close_all()
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+        finally:
+            server.pool.close_all()
 
     anyio.run(main)

@@ -18,9 +18,11 @@ from .model import (
     ToolKind,
     ToolSpec,
 )
-from .schema import field_json_schema, param_json_schema, tool_input_schema, tool_output_schema
+from .schema import DATE_PATTERN, DATETIME_PATTERN, field_json_schema, param_json_schema, tool_input_schema, tool_output_schema
 
 __all__ = [
+    "DATE_PATTERN",
+    "DATETIME_PATTERN",
     "compare",
     "SPEC_VERSION",
     "Condition",

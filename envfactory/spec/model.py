@@ -19,6 +19,7 @@ Field paths: a ``Condition`` or ``Effect`` names a field of the tool's entity
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from functools import cached_property
 from enum import Enum
@@ -353,6 +354,10 @@ class EnvSpec(_Strict):
     def _check_refs(self) -> "EnvSpec":
         if not _IDENT.match(self.name):
             raise ValueError(f"environment name {self.name!r} must be snake_case")
+        try:
+            dt.datetime.fromisoformat(self.clock)
+        except ValueError:
+            raise ValueError(f"clock {self.clock!r} is not an ISO date-time (e.g. 2026-06-01T09:00:00)") from None
         ents = {e.name: e for e in self.entities}
         if len(ents) != len(self.entities):
             raise ValueError("duplicate entity names")
@@ -391,7 +396,7 @@ class EnvSpec(_Strict):
                     if not ent.has_field(r):
                         raise ValueError(f"tool {t.name!r}: returns unknown field {r!r}")
             if t.sort:
-                for s in t.sort.fields:
+                for s in [*t.sort.fields, *([t.sort.default] if t.sort.default else [])]:
                     if not ent.has_field(s):
                         raise ValueError(f"tool {t.name!r}: sorts by unknown field {s!r}")
         for ename, es in self.seed.entities.items():

@@ -6,7 +6,11 @@ from typing import Any
 
 from .model import EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, ToolKind, ToolSpec
 
-__all__ = ["param_json_schema", "tool_input_schema", "tool_output_schema", "field_json_schema"]
+# What a datetime argument looks like: local ISO time, optional seconds/fraction/offset.
+DATETIME_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$"
+DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+
+__all__ = ["DATETIME_PATTERN", "DATE_PATTERN", "param_json_schema", "tool_input_schema", "tool_output_schema", "field_json_schema"]
 
 
 def _base_schema(ftype: FieldType, enum: list[str] | None) -> dict[str, Any]:
@@ -23,7 +27,7 @@ def _base_schema(ftype: FieldType, enum: list[str] | None) -> dict[str, Any]:
     elif ftype == FieldType.datetime:
         # The environment clock is local time without an offset (2026-06-01T09:00:00), which
         # RFC 3339 'date-time' would reject; a pattern says exactly what is accepted.
-        s = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$"}
+        s = {"type": "string", "pattern": DATETIME_PATTERN}
     elif ftype == FieldType.enum:
         s = {"type": "string"}
     elif ftype == FieldType.object:

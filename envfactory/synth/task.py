@@ -16,8 +16,9 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from ..errors import ConfigError
 from ..reward import RewardSpec
 
 __all__ = ["Persona", "SubGoal", "GoldStep", "Difficulty", "Task", "load_tasks", "write_tasks"]
@@ -99,7 +100,14 @@ def write_tasks(tasks: Iterable[Task], path: str | os.PathLike) -> Path:
 
 
 def load_tasks(path: str | os.PathLike) -> Iterator[Task]:
+    """Read tasks written by ``write_tasks``; a line that is not a task is a ConfigError naming it."""
     with Path(path).open(encoding="utf-8") as fh:
-        for line in fh:
+        for i, line in enumerate(fh, 1):
             if line.strip():
-                yield Task.model_validate_json(line)
+                try:
+                    yield Task.model_validate_json(line)
+                except ValidationError as e:
+                    first = e.errors()[0]
+                    where = ".".join(str(x) for x in first["loc"])
+                    raise ConfigError(f"{path}:{i}: not a task ({where + ': ' if where else ''}{first['msg']}; "
+                                      f"{e.error_count()} error(s))") from None

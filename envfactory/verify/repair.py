@@ -113,9 +113,7 @@ def verify_and_repair(spec: EnvSpec, *, out_dir: str | os.PathLike | None = None
         report = verify_environment(env, seed=seed, doc_examples=doc_examples)
         report.rounds = rnd + 1
         failing = report.failing
-        if report.env_messages and not failing:
-            failing = []  # an environment-wide failure (e.g. L3 determinism) cannot be pinned on a tool
-        if not failing:
+        if not failing:  # passed, or an environment-wide failure (L3) no exclusion can fix
             break
         for name in failing:
             excluded.append({"tool": name, "reason": report.tools[name].first_failure()[:400]})

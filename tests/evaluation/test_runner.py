@@ -11,15 +11,19 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from envfactory.cli import app
 from envfactory.evaluation import (
     EvalConfig,
     ModelAgent,
+    SuiteError,
+    build_reference_agent,
     decode_reply,
     expected_calls,
     format_calls,
+    load_suite,
     openai_tools,
     run_eval,
     summarize,
@@ -168,3 +172,25 @@ def test_eval_with_a_reference_agent_and_bad_options(tmp_path, monkeypatch):
     assert missing.exit_code == 2 and "eval-suite" in missing.output
     bad = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--categories", "bogus"])
     assert bad.exit_code == 2 and "unknown categories" in bad.output
+    negative = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--limit", "-1"])
+    assert negative.exit_code == 2 and "--limit must be >= 0" in negative.output
+    (tmp_path / "a_file").write_text("x")
+    blocked = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--out",
+                                  str(tmp_path / "a_file" / "r")])
+    assert blocked.exit_code == 2 and "results folder" in " ".join(blocked.output.split())
+    with pytest.raises(SuiteError, match="limit must be >= 0"):
+        run_eval(load_suite(suite_dir), build_reference_agent("noop"), config=EvalConfig(limit=-1))
+
+
+def test_a_malformed_suite_is_a_suite_error(tmp_path):
+    from envfactory.evaluation import write_suite
+
+    folder = write_suite(trip_desk_suite(), tmp_path / "travel")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["entries"]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SuiteError, match="malformed suite"):
+        load_suite(folder)
+    (folder / "manifest.json").write_text("[]")
+    with pytest.raises(SuiteError, match="must be a JSON object"):
+        load_suite(folder)

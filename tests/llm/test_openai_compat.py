@@ -211,6 +211,34 @@ def test_unusable_200_reply_is_a_model_error():
     assert model.ledger.summary().failed == 1
 
 
+@pytest.mark.parametrize("body", [
+    {"choices": [{"message": {"content": "x"}}], "usage": ["not", "a", "dict"]},
+    {"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": "many"}},
+    {"choices": [{"message": {"role": "robot", "content": "x"}}]},
+])
+def test_a_reply_with_malformed_fields_is_a_model_error_not_a_crash(body):
+    transport = httpx.MockTransport(lambda req: httpx.Response(200, json=body))
+    model = OpenAICompatModel("http://test/v1", "m", transport=transport)
+    with pytest.raises(ModelError, match="unusable reply"):
+        model.complete(USER)
+    assert model.ledger.summary().failed == 1
+
+
+def test_a_backoff_wait_does_not_hold_a_concurrency_slot(monkeypatch):
+    free_during_wait: list[bool] = []
+
+    def sleep(seconds: float) -> None:
+        got = model._thread_slots.acquire(blocking=False)
+        free_during_wait.append(got)
+        if got:
+            model._thread_slots.release()
+
+    monkeypatch.setattr(openai_compat, "_sleep", sleep)
+    with ScriptedOpenAIServer([ErrorReply(503, "busy"), "ok"]) as srv, make(srv, concurrency=1) as model:
+        assert model.complete(USER).content == "ok"
+    assert free_during_wait == [True]
+
+
 def test_list_models():
     with ScriptedOpenAIServer(model="served-name") as srv, make(srv) as model:
         assert model.list_models() == ["served-name"]

@@ -282,3 +282,32 @@ def test_action_writing_a_reference_checks_it_exists(small_spec):
     assert s.state_hash() == before
     out = s.call("reassign_order", {"order_id": oid, "new_customer_id": "CU00002"})
     assert out["customer_id"] == "CU00002"
+
+
+def test_template_cache_write_failure_leaves_no_temporary_file(small_spec, tmp_path, monkeypatch):
+    import os
+
+    from envfactory.runtime import load_or_build_template
+
+    def refuse(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    blob = load_or_build_template(small_spec, tmp_path / "template.db")
+    assert blob == build_template(small_spec)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["2026-W01-1", "2026-06-01 09:00", "20260601", "2026-13-01T09:00:00", "tomorrow"])
+def test_datetime_arguments_must_have_the_documented_shape(trip_desk_env, value):
+    s = trip_desk_env.new_session()
+    with pytest.raises(ArgumentError, match="'departure_after' must be a date-time"):
+        s.call("search_flights", {"departure_after": value})
+
+
+def test_date_and_datetime_arguments_in_the_documented_shape_pass(trip_desk_env):
+    s = trip_desk_env.new_session()
+    assert s.call("search_flights", {"departure_after": "2026-06-01T09:00", "limit": 1})["count"] == 1
+    assert s.call("search_flights", {"departure_after": "2026-06-01T09:00:00", "limit": 1})["count"] == 1
+    with pytest.raises(ArgumentError):
+        s.call("list_hotel_reservations", {"check_in_from": "2026-6-1"})

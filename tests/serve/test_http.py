@@ -108,6 +108,10 @@ def test_control_rejects_bad_states_and_paths_clearly(live):
         assert r.status_code == 400 and "not an SQLite database" in r.json()["message"]
         r = h.post("/control/trip_desk/sessions", json={"state_path": "/etc/passwd"})
         assert r.status_code == 400 and "outside the folders" in r.json()["message"]
+        r = h.post("/control/trip_desk/sessions", json={"state_path": "tasks/a\u0000.db"})
+        assert r.status_code == 400 and "not a usable path" in r.json()["message"]
+        r = h.post("/control/trip_desk/sessions", content=b"[" * 100_000)
+        assert r.status_code == 400 and r.json()["error"] == "bad_json"
         r = h.post("/control/trip_desk/sessions", json={"state_path": "template.db"})
         assert r.status_code == 201, r.text
         h.delete(f"/control/trip_desk/sessions/{r.json()['session_id']}")

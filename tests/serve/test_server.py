@@ -190,3 +190,13 @@ async def test_opening_and_dropping_1000_sessions_frees_them_all(env):
     per_session = len(env.template)
     assert end - mid < 100 * per_session, f"RSS grew {(end - mid) / 2**20:.1f} MiB over 500 dropped sessions"
     assert end - base < 200 * per_session, f"RSS grew {(end - base) / 2**20:.1f} MiB over 1000 dropped sessions"
+
+
+@pytest.mark.parametrize("levels, needle", [("1,x", "comma-separated"), ("0,8", "at least 1")])
+def test_bench_serve_refuses_bad_concurrency_levels_with_one_line(levels, needle):
+    from typer.testing import CliRunner
+
+    from envfactory.cli import app
+
+    result = CliRunner().invoke(app, ["bench", "serve", "--concurrency", levels])
+    assert result.exit_code == 2 and needle in " ".join(result.output.split())

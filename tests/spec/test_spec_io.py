@@ -48,6 +48,9 @@ def test_json_schema_validates_travel_spec_and_rejects_broken():
         (lambda d: d["tools"][0].update(name="Get Airport"), "snake_case"),
         (lambda d: d["tools"][1]["params"][0].update(field="altitude"), "unknown field airport.altitude"),
         (lambda d: d["tools"].append(copy.deepcopy(d["tools"][0])), "duplicate tool names"),
+        (lambda d: d.update(clock="next tuesday"), "clock 'next tuesday' is not an ISO date-time"),
+        (lambda d: next(t for t in d["tools"] if t.get("sort"))["sort"].update(default="altitude"),
+         "sorts by unknown field 'altitude'"),
     ],
 )
 def test_inconsistent_specs_are_refused_with_a_clear_message(mutate, needle):
