@@ -21,7 +21,7 @@ def test_synth_tasks_file_that_is_not_tasks_names_file_and_line(tmp_path):
     bad.write_text('{"a": 1}\n')
     r = _run("synth", "--domain", "travel", "--env", "trip_desk", "--tasks", str(bad), "--out-root", str(tmp_path / "o"))
     assert r.exit_code == 2
-    assert "bad.jsonl:1: not a task" in r.output
+    assert "bad.jsonl:1: not a task" in " ".join(r.output.split())
     assert not (tmp_path / "o").exists()
 
 
@@ -44,7 +44,7 @@ def test_unwritable_out_path_is_one_line(tmp_path):
     blocker.write_text("")
     r = _run("spec-schema", "--out", str(blocker / "x.json"))
     assert r.exit_code == 2
-    assert "error:" in r.output and "Not a directory" in r.output
+    assert "error:" in r.output and "Not a directory" in " ".join(r.output.split())
 
 
 def test_tasks_base_url_without_model_is_one_line(tmp_path):
