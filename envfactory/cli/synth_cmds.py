@@ -42,7 +42,7 @@ def synth(
     env: Optional[str] = typer.Option(None, "--env", "-e", help="Only this environment."),
     n: int = typer.Option(1000, "--n", "-n", min=1, help="Tasks to build and roll out (in total)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed: the same seed gives the same dataset, byte for byte."),
-    name: Optional[str] = typer.Option(None, "--name", help="Dataset folder name (default: the domain, or 'all')."),
+    name: Optional[str] = typer.Option(None, "--name", help="Dataset folder name (default: the domain or 'all', then '-ENV' with --env)."),
     out_root: Optional[Path] = typer.Option(None, "--out-root", help="Parent folder (default ./trajectories)."),
     tasks_file: Optional[Path] = typer.Option(None, "--tasks", help="Roll out tasks from this JSONL file instead of building them."),
     policy: str = typer.Option("oracle", "--policy", help="oracle (no model) or teacher (--model, --base-url)."),

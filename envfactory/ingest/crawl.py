@@ -347,7 +347,12 @@ def ingest(source: str | os.PathLike[str], domain: str, resources_root: str | os
             entries = []
             if dest.is_dir():  # keep what is there; the new file replaces one of its name
                 old_manifest = dest / MANIFEST_NAME
-                old = json.loads(old_manifest.read_text()) if old_manifest.is_file() else {}
+                try:
+                    old = json.loads(old_manifest.read_text(encoding="utf-8")) if old_manifest.is_file() else {}
+                except ValueError:  # a damaged manifest: the files are kept, their old entries are not
+                    old = {}
+                if not isinstance(old, dict):
+                    old = {}
                 keep = [p for p in dest.rglob("*") if p.is_file() and p.name != MANIFEST_NAME and p.name != path.name]
                 for p in keep:
                     t = tmp / p.relative_to(dest)

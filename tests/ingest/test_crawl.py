@@ -179,3 +179,15 @@ def test_ingest_file_folder_and_url(site, tmp_path):
         ingest(tmp_path / "nothing", "x", resources_root=root)
     with pytest.raises(IngestError, match="invalid domain"):
         ingest(src, "../evil", resources_root=root)
+
+
+def test_ingest_file_into_folder_with_damaged_manifest_keeps_the_files(tmp_path):
+    res = tmp_path / "resources"
+    (res / "d").mkdir(parents=True)
+    (res / "d" / "old.md").write_text("# Old\n\n## GET /old\n")
+    (res / "d" / "manifest.json").write_text("{not json")
+    new = tmp_path / "new.md"
+    new.write_text("# New\n\n## GET /new\n")
+    dest = ingest(new, "d", res)
+    assert sorted(p.name for p in dest.iterdir()) == ["manifest.json", "new.md", "old.md"]
+    assert [e["file"] for e in json.loads((dest / "manifest.json").read_text())["pages"]] == ["new.md"]
