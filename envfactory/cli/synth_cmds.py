@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import os
 from pathlib import Path
 from typing import Optional
@@ -99,6 +101,8 @@ def synth(
             # rolling out nothing would write an empty dataset (a card without Parquet files)
             fail(f"{tasks_file}: none of its {total} tasks is for the chosen environments")
     ds_name = name or (domain if domain else "all") + ("" if not env else f"-{env}")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", ds_name) or ".." in ds_name:
+        fail(f"--name {ds_name!r}: use letters, digits, '_', '-' and '.' (a folder name under trajectories/)")
     root = out_root or project_paths().root / "trajectories"
     out = root / ds_name
     command = " ".join(["envfactory synth", "--all" if all_ else f"--domain {domain}"] + ([f"--env {env}"] if env else [])

@@ -61,3 +61,12 @@ def test_build_domain_outside_the_domains_folder_is_refused(tmp_path):
     assert r.exit_code == 2
     assert "invalid domain name" in r.output
     assert not list(tmp_path.iterdir())
+
+
+def test_synth_dataset_name_cannot_leave_trajectories():
+    from typer.testing import CliRunner
+
+    from envfactory.cli import app
+
+    r = CliRunner().invoke(app, ["synth", "--domain", "travel", "--n", "2", "--name", "../escape"])
+    assert r.exit_code == 2 and "--name '../escape'" in r.output
