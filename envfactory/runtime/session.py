@@ -362,7 +362,16 @@ class Session:
         """Read-only SQL for verifiers and oracles."""
         if not sql.lstrip().lower().startswith(("select", "with")):
             raise ValueError("query() is read-only")
-        return self.conn.execute(sql, params).fetchall()
+        # enforced by SQLite too: 'WITH ... DELETE' passes the prefix test but not query_only
+        self.conn.execute("PRAGMA query_only = ON")
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as e:
+            if "readonly" in str(e) or "read-only" in str(e):
+                raise ValueError("query() is read-only") from e
+            raise
+        finally:
+            self.conn.execute("PRAGMA query_only = OFF")
 
     def foreign_key_violations(self) -> list[tuple]:
         """Rows whose foreign keys point nowhere (``PRAGMA foreign_key_check``); empty when intact."""
@@ -635,9 +644,12 @@ class Session:
         self._check_conditions(t, row, a)
         key = a[t.key]
         for table, col in e.referenced_by:
-            if table == e.name and col == e.pk:
-                continue
-            hit = self.conn.execute(f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? LIMIT 1", (key,)).fetchone()
+            if table == e.name:
+                # a row that references itself (parent_id = own id) does not block its own delete
+                hit = self.conn.execute(f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? AND {_q(e.pk)} != ? LIMIT 1",
+                                        (key, key)).fetchone()
+            else:
+                hit = self.conn.execute(f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? LIMIT 1", (key,)).fetchone()
             if hit is not None:
                 raise ConstraintError(
                     f"{t.name}: cannot delete {e.name} {json.dumps(key)}: it is still referenced by a {table} ({col})",

@@ -311,3 +311,39 @@ def test_date_and_datetime_arguments_in_the_documented_shape_pass(trip_desk_env)
     assert s.call("search_flights", {"departure_after": "2026-06-01T09:00:00", "limit": 1})["count"] == 1
     with pytest.raises(ArgumentError):
         s.call("list_hotel_reservations", {"check_in_from": "2026-6-1"})
+
+
+def test_query_is_read_only_even_for_with_statements(small_env):
+    s = small_env.new_session()
+    before = s.state_hash()
+    with pytest.raises(ValueError, match="read-only"):
+        s.query('WITH x AS (SELECT 1) DELETE FROM "order"')
+    assert s.query('SELECT COUNT(*) FROM "order"')[0][0] == 60
+    assert s.state_hash() == before
+    s.call("create_customer", {"name": "Still", "email": "writable@example.org"})  # tools still write
+
+
+def test_row_referencing_itself_can_be_deleted_but_not_a_referenced_parent():
+    from envfactory.spec import parse_spec
+
+    spec = parse_spec({
+        "name": "tree", "domain": "test",
+        "entities": [{"name": "node", "primary_key": "node_id", "fields": [
+            {"name": "node_id", "type": "string"},
+            {"name": "parent_id", "type": "string", "ref": "node", "nullable": True}]}],
+        "tools": [
+            {"name": "create_node", "kind": "create", "entity": "node", "description": "Add a node.",
+             "params": [{"name": "node_id", "type": "string", "required": True, "key": True, "field": "node_id"},
+                        {"name": "parent_id", "type": "string", "field": "parent_id"}]},
+            {"name": "delete_node", "kind": "delete", "entity": "node", "description": "Remove a node.",
+             "params": [{"name": "node_id", "type": "string", "required": True, "key": True, "field": "node_id"}]}],
+    })
+    s = Environment.from_spec(spec).new_session()
+    s.call("create_node", {"node_id": "root"})
+    s.call("create_node", {"node_id": "child", "parent_id": "root"})
+    with pytest.raises(ConstraintError, match="still referenced by a node"):
+        s.call("delete_node", {"node_id": "root"})
+    s.call("delete_node", {"node_id": "child"})
+    s.call("create_node", {"node_id": "loop"})
+    s.conn.execute("UPDATE node SET parent_id = 'loop' WHERE node_id = 'loop'")  # a self-reference
+    assert s.call("delete_node", {"node_id": "loop"}) == {"deleted": True, "node_id": "loop"}
