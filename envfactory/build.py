@@ -32,7 +32,7 @@ from .graph import build_tool_graph, save_tool_graph
 from .errors import ConfigError, EnvFactoryError, ExploreError, IngestError, RuntimeToolError
 from .explore import explore
 from .config import project_paths
-from .ingest import ApiDoc, load_apidoc, load_apidocs
+from .ingest import ApiDoc, document_files, load_apidoc, load_apidocs
 from .runtime import Environment
 from .spec import EnvSpec, ToolKind, save_spec
 
@@ -42,8 +42,6 @@ Agent = Callable[[list[ApiDoc], list[EnvSpec]], list[EnvSpec]]
 __all__ = ["build_domain", "build_source", "BuildReport", "EnvReport", "DocReport", "BUILD_FILE", "Progress"]
 
 BUILD_FILE = "build.json"
-_DOC_SUFFIXES = {".json", ".yaml", ".yml", ".md", ".markdown", ".html", ".htm"}
-_SKIP_NAMES = {"manifest.json", "README.md", "LICENSE", "LICENSE.md"}  # what the reader skips, too
 
 # progress(event, detail): event is "documents" (detail = total count), "document" (source
 # name, after it is explored), "envs" (total to verify), "env" (an env name, after verifying).
@@ -122,11 +120,6 @@ def _sha256(p: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def _doc_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in _DOC_SUFFIXES
-                  and p.name not in _SKIP_NAMES and not any(x.startswith(".") for x in p.relative_to(folder).parts))
 
 
 def _relative(path: str | os.PathLike, base: Path) -> str:
@@ -467,7 +460,7 @@ def build_domain(domain: str, *, resources_root: str | os.PathLike, domains_root
         raise ConfigError(f"no documentation folder {folder} (known domains: {known or 'none'})")
     target = Path(domains_root) / domain
     report = BuildReport(domain=domain, out_dir=str(target))
-    files = _doc_files(folder)
+    files = document_files(folder)
     base = Path(resources_root).resolve().parent
     report.sources = {_relative(p, base): _sha256(p) for p in files}
     errors: list[IngestError] = []
@@ -507,7 +500,7 @@ def build_source(path_or_url: str | os.PathLike, *, out_dir: str | os.PathLike, 
         errors: list[IngestError] = []
         base = (scratch if scratch is not None else path.resolve().parent)
         if path.is_dir():
-            report.sources = {_relative(p, base): _sha256(p) for p in _doc_files(path)}
+            report.sources = {_relative(p, base): _sha256(p) for p in document_files(path)}
             try:
                 docs = load_apidocs(path, errors=errors)
             except IngestError as e:

@@ -4,7 +4,7 @@ fetch it (crawl a site, copy a folder) into ``resources/<domain>/``."""
 from envfactory.ingest.crawl import CrawlResult, crawl, ingest
 from envfactory.ingest.infer import infer_schema
 from envfactory.ingest.model import ApiDoc, Operation, Parameter, Response
-from envfactory.ingest.reader import load_apidoc, load_apidocs
+from envfactory.ingest.reader import document_files, load_apidoc, load_apidocs
 
 __all__ = [
     "ApiDoc",
@@ -13,6 +13,7 @@ __all__ = [
     "Response",
     "load_apidoc",
     "load_apidocs",
+    "document_files",
     "crawl",
     "ingest",
     "CrawlResult",

@@ -18,7 +18,7 @@ import yaml
 from envfactory.errors import IngestError
 from envfactory.ingest.model import ApiDoc
 
-__all__ = ["load_apidoc", "load_apidocs", "MAX_DOC_BYTES", "DOC_SUFFIXES"]
+__all__ = ["load_apidoc", "load_apidocs", "document_files", "MAX_DOC_BYTES", "DOC_SUFFIXES"]
 
 log = logging.getLogger(__name__)
 
@@ -214,6 +214,15 @@ def _merge(docs: list[ApiDoc], title: str, source: str) -> ApiDoc:
                   operations=ops, schemas=schemas, warnings=warnings)
 
 
+def document_files(folder: str | os.PathLike[str]) -> list[Path]:
+    """The documentation files ``load_apidocs`` reads under ``folder``, sorted (READMEs, manifests
+    and hidden files are not documentation)."""
+    root = Path(folder)
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES
+                  and p.name not in _SKIP_NAMES
+                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+
+
 def load_apidocs(folder: str | os.PathLike[str], *, merge_pages: bool = True,
                  strict: bool = False, errors: list[IngestError] | None = None) -> list[ApiDoc]:
     """Read every documentation file under ``folder`` (recursively), one ApiDoc per file.
@@ -228,9 +237,7 @@ def load_apidocs(folder: str | os.PathLike[str], *, merge_pages: bool = True,
     root = Path(folder)
     if not root.is_dir():
         raise IngestError(f"{root}: not a folder")
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES
-                   and p.name not in _SKIP_NAMES
-                   and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    files = document_files(root)
     failures: list[IngestError] = []
     loaded: list[tuple[Path, ApiDoc]] = []
     for f in files:
