@@ -23,6 +23,7 @@ before the tool can be called) and ``satisfiable``.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -354,7 +355,13 @@ def save_tool_graph(g: nx.DiGraph, path: str | Path) -> Path:
     p = Path(path)
     if p.is_dir():
         p = p / GRAPH_FILE
-    p.write_text(json.dumps(graph_to_json(g), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(graph_to_json(g), indent=1, sort_keys=True) + "\n"
+    tmp = p.with_name(p.name + ".tmp")
+    try:  # written whole or not at all: the file sits beside a spec others read
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, p)
+    finally:
+        tmp.unlink(missing_ok=True)
     return p
 
 

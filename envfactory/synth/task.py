@@ -92,10 +92,13 @@ def write_tasks(tasks: Iterable[Task], path: str | os.PathLike) -> Path:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix(p.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for t in tasks:
-            fh.write(json.dumps(t.model_dump(mode="json"), sort_keys=True) + "\n")
-    os.replace(tmp, p)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            for t in tasks:
+                fh.write(json.dumps(t.model_dump(mode="json"), sort_keys=True) + "\n")
+        os.replace(tmp, p)
+    finally:
+        tmp.unlink(missing_ok=True)
     return p
 
 
