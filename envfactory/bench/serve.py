@@ -111,6 +111,8 @@ async def _drive(clients: Sequence[Any], mix: list[tuple[str, dict[str, Any]]], 
 def _server_cmd(env_dir: Path, transport: str, port: int = 0, fast_path: bool = True) -> list[str]:
     cmd = [sys.executable, "-m", "envfactory", "serve", "--domain", env_dir.parent.name, "--env", env_dir.name,
            "--transport", transport, "--max-sessions", "1000", "--max-calls", "100000000"]
+    if transport == "stdio":
+        cmd += ["--quiet"]
     if transport == "http":
         cmd += ["--port", str(port)]
         if not fast_path:

@@ -32,6 +32,7 @@ def serve(
     transport: str = typer.Option("stdio", "--transport", "-t", help="stdio (one environment per process) or http."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP interface to bind; loopback by default."),
     port: int = typer.Option(8000, "--port", "-p", help="HTTP port (0: any free port)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No banner on stderr (for harnesses that start many servers)."),
     token: Optional[str] = typer.Option(None, "--token", envvar="ENVFACTORY_SERVE_TOKEN",
                                         help="Bearer token MCP HTTP clients must send."),
     control_token: Optional[str] = typer.Option(None, "--control-token", envvar="ENVFACTORY_CONTROL_TOKEN",
@@ -87,7 +88,8 @@ def serve(
         if len(dirs) != 1:
             fail(f"stdio serves one environment per process; pass --env (one of: {', '.join(d.name for d in dirs)})")
         environment = load_environment(dirs[0])
-        err_console.print(f"serving {domain}/{environment.name} on stdio", highlight=False)
+        if not quiet:
+            err_console.print(f"serving {domain}/{environment.name} on stdio", highlight=False)
         serve_stdio(environment, config)
         return
     envs = [load_environment(d) for d in dirs]

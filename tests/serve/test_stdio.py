@@ -65,3 +65,17 @@ def test_serve_refuses_equal_tokens_and_bad_transport():
     assert r.exit_code == 2 and "control_token must differ" in r.output
     r = CliRunner().invoke(app, ["serve", "--transport", "carrier-pigeon"])
     assert r.exit_code == 2
+
+
+def test_quiet_stdio_server_writes_nothing_to_stderr():
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "envfactory", "serve", "--domain", "travel", "--env", "trip_desk",
+                        "--quiet"], input="", capture_output=True, text=True, timeout=60, cwd=REPO,
+                       env={**os.environ, "ENVFACTORY_ROOT": str(REPO)})
+    assert "serving" not in p.stderr
+    loud = subprocess.run([sys.executable, "-m", "envfactory", "serve", "--domain", "travel", "--env", "trip_desk"],
+                          input="", capture_output=True, text=True, timeout=60, cwd=REPO,
+                          env={**os.environ, "ENVFACTORY_ROOT": str(REPO)})
+    assert "serving travel/trip_desk on stdio" in loud.stderr
