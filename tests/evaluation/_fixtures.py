@@ -11,62 +11,18 @@ from functools import lru_cache
 from pathlib import Path
 
 from envfactory.graph import GoldResult, run_sampling
-from envfactory.graph.plan import is_ref
-from envfactory.reward import RewardSpec
 from envfactory.runtime import Environment, load_environment
-from envfactory.synth.task import Difficulty, GoldStep, Persona, SubGoal, Task
+from envfactory.synth.task import Task
+
+from ..synth._fixtures import task_from_gold as _synth_task_from_gold
 
 REPO = Path(__file__).resolve().parents[2]
 TRIP_DESK = REPO / "domains" / "travel" / "trip_desk"
 
 
-def _sentence(tool: str, literal: dict) -> str:
-    words = tool.replace("_", " ")
-    if not literal:
-        return f"Please {words}."
-    parts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in literal.items())
-    return f"Please {words} with {parts}."
-
-
-def _facts(output) -> list[str]:
-    # A read-only task is answered in words: the first text value of what the goal call returned.
-    row = output["items"][0] if isinstance(output, dict) and output.get("items") else output
-    if isinstance(row, dict):
-        for value in row.values():
-            if isinstance(value, str) and value:
-                return [value]
-    return []
-
-
 def task_from_gold(result: GoldResult, index: int) -> Task:
-    plan = result.plan
-    gold = [GoldStep(tool=c.tool, args=c.args, output=c.output, role=plan.steps[i].role)
-            for i, c in enumerate(result.calls)]
-    subgoals: list[SubGoal] = []
-    pending: list[int] = []
-    for i, step in enumerate(plan.steps):
-        pending.append(i)
-        if step.role == "goal":
-            literal = {k: v for k, v in step.args.items() if not is_ref(v)}
-            subgoals.append(SubGoal(text=_sentence(step.tool, literal), steps=pending))
-            pending = []
-    if pending and subgoals:
-        subgoals[-1].steps.extend(pending)
-    goal = " ".join(s.text for s in subgoals)
-    facts = [] if result.changed_state else _facts(result.calls[plan.goal_steps[-1]].output)
-    spec = RewardSpec(
-        gold_state_hash=result.final_hash,
-        initial_state_hash=result.initial_hash,
-        gold_diff=result.diff,
-        gold_calls=[{"tool": c.tool, "args": c.args} for c in result.calls],
-        masked_args=[[] for _ in result.calls],
-        required_facts=facts,
-    )
-    return Task(
-        task_id=f"{plan.env}-{index:04d}", domain=plan.domain, env=plan.env, seed=plan.seed,
-        persona=Persona(name="Test User"), goal=goal, subgoals=subgoals, gold=gold, reward=spec, answer_facts=facts,
-        difficulty=Difficulty(predicted_pass_rate=0.5),
-    )
+    # every value stated (nothing hidden): single-call questions must carry what the call needs
+    return _synth_task_from_gold(result, index, hide=0)
 
 
 @lru_cache(maxsize=1)
