@@ -1,10 +1,9 @@
 """envfactory: executable, verified tool environments for LLM agents, built from API documentation."""
 
+from ._version import __version__
 from .errors import EnvFactoryError
 from .runtime import Environment, Session, load_environment
 from .spec import EnvSpec, load_spec, save_spec
-
-__version__ = "0.1.0"
 
 __all__ = [
     "__version__",

@@ -20,16 +20,18 @@ PACKAGE = Path(__file__).resolve().parents[1] / "envfactory"
 
 # Each subpackage (or top-level module) and what it may import directly; what those may import,
 # it may import too. The table is DESIGN.md's layering diagram:
-#   errors, config, text  ->  spec  ->  ingest -> explore
+#   errors, config, text (and _version, bfcl_data: leaves with no envfactory imports)  ->  spec  ->  ingest -> explore
 #   spec -> runtime -> verify · serve · graph · reward
 #   llm: a service (explore and everything over runtime may import it)
 #   synth · evaluation · export over those (synth and evaluation never import each other)
 #   rl -> pipelines -> cli / bench (and the top-level facade ``envfactory/__init__``)
 ALLOWED: dict[str, set[str]] = {
+    "_version": set(),
     "errors": set(),
     "config": {"errors"},
     "text": {"errors"},
-    "spec": {"errors", "config", "text"},
+    "bfcl_data": set(),  # where BFCL's published data lives (read by evaluation and synth)
+    "spec": {"errors", "config", "text", "_version", "bfcl_data"},
     "ingest": {"spec"},
     "explore": {"ingest", "spec", "llm"},
     "runtime": {"spec"},

@@ -50,9 +50,16 @@ def _categories(value: Optional[str]) -> tuple[str, ...]:
     return chosen
 
 
+def _simulated_user(seed: int):
+    """The user factory for ``--user-sim``: synth's simulator (the eval harness does not import synth)."""
+    from ..synth import UserSimulator
+
+    return lambda task: UserSimulator(task, seed=seed)
+
+
 def _load_tasks(domain: str, tasks_file: Optional[Path], envs: list, n: int, seed: int) -> list:
     if tasks_file is not None:
-        from ..synth.task import load_tasks
+        from ..spec import load_tasks
 
         return list(load_tasks(tasks_file))
     try:
@@ -148,7 +155,8 @@ def eval_(
             def tick(done: int, total: int) -> None:
                 progress.update(bar, completed=done, total=total)
 
-            report = run_eval(suite, agent, config=config, domains_root=paths.domains_dir, on_progress=tick)
+            report = run_eval(suite, agent, config=config, domains_root=paths.domains_dir, on_progress=tick,
+                              user_factory=_simulated_user(seed) if user_sim else None)
     finally:
         if client is not None:
             client.close()

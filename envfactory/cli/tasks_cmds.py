@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ..config import project_paths
 from ..runtime import load_environment
-from ..synth.task import write_tasks
+from ..spec import write_tasks
 from ..synth.tasks import TaskReport, build_tasks
 from ._app import app, console, env_dirs, fail, handle_errors
 

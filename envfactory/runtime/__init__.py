@@ -1,6 +1,6 @@
 """The trusted runtime: template databases, sessions, tool calls, state hashes and diffs."""
 
-from .seed import build_seed_rows, default_generator, entity_order
+from .seed import build_seed_rows
 from .session import Environment, Session, Snapshot, StateDiff, load_environment
 from .template import build_metadata, build_template, load_or_build_template
 
@@ -14,6 +14,4 @@ __all__ = [
     "build_template",
     "load_or_build_template",
     "build_seed_rows",
-    "default_generator",
-    "entity_order",
 ]

@@ -28,7 +28,7 @@ from ..errors import (
     SpecError,
     UnknownToolError,
 )
-from ..spec import EntitySpec, EnvSpec, FieldType, ToolKind, ToolSpec, load_spec
+from ..spec import EntitySpec, EnvSpec, FieldType, ToolKind, ToolSpec, default_id_prefix, load_spec
 from ..spec import compare as _compare
 from .template import SEQ_TABLE, load_or_build_template
 from .validate import ArgValidator, to_db
@@ -103,8 +103,6 @@ class _Entity:
         self.referenced_by: list[tuple[str, str]] = []
         self.update_sql: dict[tuple[str, ...], str] = {}
         self.insert_sql: dict[tuple[str, ...], str] = {}
-        from .seed import default_id_prefix
-
         self.prefix = ent.pk.id_prefix or default_id_prefix(ent.name)
 
     def to_json(self, row: tuple, only: list[int] | None = None) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from envfactory.llm import (
     ScriptedToolCall,
     ToolCall,
 )
-from envfactory.synth.task import write_tasks
+from envfactory.spec import write_tasks
 
 from ._fixtures import REPO, trip_desk, trip_desk_suite, trip_desk_tasks
 

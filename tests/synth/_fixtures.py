@@ -14,9 +14,8 @@ from pathlib import Path
 
 from envfactory.graph import GoldResult, run_sampling
 from envfactory.graph.plan import is_ref
-from envfactory.reward import RewardSpec
 from envfactory.runtime import Environment, load_environment
-from envfactory.synth.task import Difficulty, GoldStep, Persona, SubGoal, Task
+from envfactory.spec import Difficulty, GoldStep, Persona, RewardSpec, SubGoal, Task
 
 REPO = Path(__file__).resolve().parents[2]
 TRIP_DESK = REPO / "domains" / "travel" / "trip_desk"
