@@ -167,7 +167,7 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
         samples.append(time.perf_counter_ns() - t0)
     rep.hash_after_write_us = _stats(samples)
     t0 = time.perf_counter_ns()
-    env._scan(h.conn.serialize())
+    env.snapshot_from_bytes(h.conn.serialize())
     rep.full_hash_us = (time.perf_counter_ns() - t0) / 1000
     h.close()
     s.close()
