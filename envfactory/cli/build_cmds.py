@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..build import BuildReport, build_domain, build_source
+from ..pipelines import BuildReport, build_domain, build_source
 from ..config import project_paths
 from ..errors import ConfigError
 from ._app import app, console, handle_errors
@@ -79,7 +79,7 @@ def _agent(explorer: str, model: str | None, base_url: str | None, seed: int):
         raise ConfigError(f"--explorer must be 'rules' or 'agent', got {explorer!r}")
     if not model or not base_url:
         raise ConfigError("--explorer agent needs --model NAME and --base-url URL (an OpenAI-compatible endpoint)")
-    from ..explore.agent import ExplorerAgentConfig, run_explorer_agent
+    from ..pipelines import ExplorerAgentConfig, run_explorer_agent
     from ..llm import ModelConfig, build_chat_model
 
     chat = build_chat_model(ModelConfig(model=model, base_url=base_url))

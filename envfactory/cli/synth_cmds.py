@@ -61,7 +61,7 @@ def synth(
     license: str = typer.Option("apache-2.0", "--license", help="License in the dataset card."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start over, replacing an existing dataset folder."),
 ) -> None:
-    from ..export import synthesize_dataset
+    from ..pipelines import synthesize_dataset
     from ..runtime import load_environment
     from ..synth.policy import OraclePolicy, TeacherPolicy
     from ..spec import load_tasks

@@ -160,8 +160,13 @@ Config `sharegpt` has the sft and eval rows in LlamaFactory's ShareGPT format (`
 ```python
 from datasets import load_dataset
 ds = load_dataset("parquet", data_files={{"sft": "data/sft-*.parquet"}})   # or load_dataset("ORG/NAME")
+```
+
+With envfactory installed, the same folder loads as a `DatasetDict` of every split:
+
+```python
 from envfactory.export import load_trajectories
-ds = load_trajectories("trajectories/{name}")                              # a DatasetDict
+ds = load_trajectories("trajectories/{name}")
 ```
 
 ## Sample row

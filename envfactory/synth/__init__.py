@@ -1,9 +1,9 @@
 """Tasks and trajectories: from executed plans to goals, conversations and datasets."""
 
-from .policy import OraclePolicy, TeacherPolicy
-from .rollout import run_rollout, run_task
+from .policy import OraclePolicy, Policy, TeacherPolicy
+from .rollout import McpConnector, replay_calls, run_rollout, run_task
 from .tasks import TaskBuildResult, build_tasks
-from .trajectories import replay_row
+from .trajectories import assign_split, build_row, build_sharegpt_row, env_id_of, eval_envs, replay_row
 from .user_sim import UserSimulator
 
 __all__ = [
@@ -11,8 +11,16 @@ __all__ = [
     "build_tasks",
     "UserSimulator",
     "OraclePolicy",
+    "Policy",
     "TeacherPolicy",
+    "McpConnector",
+    "replay_calls",
     "run_rollout",
     "run_task",
+    "assign_split",
+    "build_row",
+    "build_sharegpt_row",
+    "env_id_of",
+    "eval_envs",
     "replay_row",
 ]

@@ -119,7 +119,7 @@ def two_env_tasks(n: int = 40) -> list[Task]:
 
 
 def synth_two_envs(out, n: int = 40, **kw):
-    from envfactory.export import synthesize_dataset
+    from envfactory.pipelines import synthesize_dataset
 
     return synthesize_dataset([trip_desk(), trip_desk_twin()], out, n=n, tasks=two_env_tasks(n),
                               tasks_source="fixture", **kw)
