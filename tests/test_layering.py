@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "envfactory"
 # it may import too. The table is DESIGN.md's layering diagram:
 #   errors, config, text (and _version, bfcl_data: leaves with no envfactory imports)  ->  spec  ->  ingest -> explore
 #   spec -> runtime -> verify · serve · graph · reward
-#   llm: a service (explore and everything over runtime may import it)
+#   llm: a service every layer above spec may import
 #   synth · evaluation · export over those (synth and evaluation never import each other)
 #   rl -> pipelines -> cli / bench (and the top-level facade ``envfactory/__init__``)
 ALLOWED: dict[str, set[str]] = {
@@ -32,9 +32,9 @@ ALLOWED: dict[str, set[str]] = {
     "text": {"errors"},
     "bfcl_data": set(),  # where BFCL's published data lives (read by evaluation and synth)
     "spec": {"errors", "config", "text", "_version", "bfcl_data"},
-    "ingest": {"spec"},
-    "explore": {"ingest", "spec", "llm"},
-    "runtime": {"spec"},
+    "ingest": {"spec", "llm"},
+    "explore": {"ingest", "spec", "llm"},  # DESIGN: explore imports spec and ingest (llm: a service)
+    "runtime": {"spec", "llm"},
     "llm": {"errors", "config", "text"},
     "verify": {"runtime", "llm"},
     "serve": {"runtime", "llm"},
