@@ -101,7 +101,7 @@ def swap_in(tmp: Path, target: Path, names: list[str], previous: set[str], build
     """Move the environments ``names`` from ``tmp`` into ``target`` and write ``build.json``.
 
     ``previous``: the folders the last build placed (replaced or removed here). On any failure
-    the swap is undone (``recover``) before the exception goes on.
+    the swap is undone (old folders back, new ones out) before the exception goes on.
     """
     target.mkdir(parents=True, exist_ok=True)
     journal = {"names": sorted(names), "previous": sorted(previous), "build_json": build_json}
