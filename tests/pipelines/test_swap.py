@@ -137,13 +137,18 @@ def test_a_killed_build_leaves_an_ignored_temp_folder_that_the_next_build_recove
     (left,) = [p for p in dom.iterdir() if p.name.startswith(".library.build-")]
     assert not (dom / "library" / "library_loans").exists()  # the crash window: moved aside, not yet replaced
     assert find_specs(dom) == []  # the copy inside the temp folder is not an environment to load
-    from envfactory.cli._app import domain_dirs
+    from envfactory.cli._app import domain_dirs, env_dirs
 
     assert domain_dirs(dom) == []
 
     report = build_domain("library", resources_root=res, domains_root=dom, verify=False)
     assert [e.name for e in report.envs] == ["library_loans"]  # the same name: still owned, not "_2"
     assert not left.exists() and [p.parent.name for p in find_specs(dom)] == ["library_loans"]
+    stray = dom / ".library.build-stray" / "library_loans"  # as a build killed while verifying leaves it
+    stray.mkdir(parents=True)
+    (stray / "env.yaml").write_bytes((dom / "library" / "library_loans" / "env.yaml").read_bytes())
+    assert env_dirs(None, domains_root=dom) == [dom / "library" / "library_loans"]
+    assert [p.parent for p in find_specs(dom)] == [dom / "library" / "library_loans"]
 
 
 def test_a_second_build_of_the_same_target_meanwhile_is_refused(tmp_path):
