@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from envfactory.graph import Coverage, Plan, RandomWalkSampler, Step, TopologySampler, order_plan
+from envfactory.graph import Coverage, Plan, RandomWalkSampler, SamplerConfig, Step, TopologySampler, order_plan
 from envfactory.graph.plan import iter_refs
 
 
@@ -53,7 +53,8 @@ def test_user_facts_come_from_the_initial_state(trip_desk_env):
 
 def test_under_covered_tool_share_rises(shop_env):
     def share(cov, n=300):
-        s = TopologySampler([shop_env], seed=7, coverage=cov, p_second_goal=0.0, p_branch=0.0)
+        s = TopologySampler([shop_env], seed=7, coverage=cov,
+                            config=SamplerConfig(p_second_goal=0.0, p_branch=0.0))
         plans = s.sample_many(n)
         return sum(p.goal_tools[0] == "refund_order" for p in plans) / n
 
@@ -98,9 +99,9 @@ def test_plan_round_trips_through_dict():
 
 
 def test_every_satisfiable_tool_is_covered_in_each_window(trip_desk_env):
-    from envfactory.graph import TopologySampler
+    from envfactory.graph import SamplerConfig, TopologySampler
 
-    sampler = TopologySampler([trip_desk_env], seed=3, window=100)
+    sampler = TopologySampler([trip_desk_env], seed=3, config=SamplerConfig(window=100))
     try:
         plans = sampler.sample_many(300)
     finally:
