@@ -93,14 +93,11 @@ class PlanDraft:
     def checkpoint(self) -> Checkpoint:
         return Checkpoint(len(self.steps), dict(self.facts), frozenset(self.used), frozenset(self.new_values))
 
-    def restore(self, mark: Checkpoint, *, facts: bool = True, used: bool = True, new_values: bool = True) -> None:
+    def restore(self, mark: Checkpoint) -> None:
         """Undo everything added since ``mark`` (steps, outputs, facts, claims, fresh values)."""
         del self.steps[mark.steps:]
         del self.sim[mark.steps:]
         self.goal_steps = [g for g in self.goal_steps if g < mark.steps]
-        if facts:  # TEMP: legacy partial restores, to verify the split byte for byte
-            self.facts = dict(mark.facts)
-        if used:
-            self.used = set(mark.used)
-        if new_values:
-            self.new_values = set(mark.new_values)
+        self.facts = dict(mark.facts)
+        self.used = set(mark.used)
+        self.new_values = set(mark.new_values)

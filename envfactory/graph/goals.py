@@ -52,7 +52,7 @@ class GoalBuilder(Grounder):
                 s, _ = self.locate(tool, tool.entity, row, 0)
                 self.draft.steps[s].role = role
             except SampleError:
-                self.draft.restore(mark, used=False, new_values=False)
+                self.draft.restore(mark)
         if s is None:
             s = self.draft.add(tool.name, {}, role)
         items = self.draft.sim[s]["items"]
@@ -152,7 +152,7 @@ class GoalBuilder(Grounder):
             try:
                 return self._create_once(tool, ent, fixed, own, role, fixed_row)
             except SampleError:
-                self.draft.restore(mark, new_values=False)
+                self.draft.restore(mark)
         raise SampleError(f"cannot ground {tool.name}")
 
     def _create_once(self, tool: ToolSpec, ent: Any, fixed: dict[str, Any], own: list,
@@ -253,7 +253,7 @@ class GoalBuilder(Grounder):
             else:
                 s, _ = self.goal(t, fixed, row=row, landing=landing)
         except SampleError:
-            self.draft.restore(mark, new_values=False)
+            self.draft.restore(mark)
             return False
         self.draft.steps[s].deps = sorted(set(self.draft.steps[s].deps) | {g_step})
         self.draft.goal_steps.append(s)

@@ -108,7 +108,7 @@ class Grounder:
                 s = self.draft.add(lt_or_gt.name, {lt_or_gt.key_param.name: key}, "discover")
                 return ref(s, fk)
             except SampleError:
-                self.draft.restore(mark, used=False, new_values=False)
+                self.draft.restore(mark)
                 continue
         self.draft.fact(f"{entity}.{pk}", row[pk])  # nothing reveals it: the user has to know it
         return row[pk]

@@ -158,7 +158,7 @@ class TopologySampler:
             s2, _ = b.goal(t2)
             b.draft.goal_steps.append(s2)
         except SampleError:
-            b.draft.restore(mark, facts=False, used=False, new_values=False)
+            b.draft.restore(mark)
 
     def _finish(self, ctx: EnvContext, draft: PlanDraft) -> Plan:
         steps, goals = order_plan(draft.steps, draft.goal_steps, ctx.writes)

@@ -51,3 +51,28 @@ def test_sample_command_reports_both_samplers_and_writes_jsonl(project):
 def test_sample_rejects_unknown_sampler(project):
     r = _run(project, "sample", "--domain", "shop", "--sampler", "nope")
     assert r.exit_code == 2 and "unknown sampler" in r.output
+
+
+def _project_with(tmp_path, spec):
+    d = tmp_path / "domains" / "bare" / "store"
+    d.mkdir(parents=True)
+    save_spec(spec, d / "env.yaml")
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", ["sample", "tasks"])
+def test_env_without_tools_is_a_one_line_error(tmp_path, command):
+    root = _project_with(tmp_path, shop_spec().model_copy(update={"tools": []}))
+    r = _run(root, command, "--domain", "bare", "--n", "3")
+    assert r.exit_code == 2, r.output
+    assert "no tools to sample plans from" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("command", ["sample", "tasks"])
+def test_env_without_rows_is_a_one_line_error(tmp_path, command):
+    spec = shop_spec()
+    empty = spec.model_copy(update={"seed": spec.seed.model_copy(update={"entities": {}})})
+    root = _project_with(tmp_path, empty)
+    r = _run(root, command, "--domain", "bare", "--n", "3")
+    assert r.exit_code == 2, r.output
+    assert "every tool failed to ground" in r.output and "Traceback" not in r.output
