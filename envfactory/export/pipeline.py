@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 from ..errors import ConfigError
 from ..llm import ChatModel
 from ..runtime import Environment
+from ..synth.config import TaskConfig
 from ..synth.policy import OraclePolicy, Policy
 from ..synth.rollout import McpConnector, replay_calls, run_task
 from ..synth.task import Task, load_tasks, write_tasks
@@ -80,10 +81,10 @@ def _reset(out: Path) -> None:
 
 
 def _build_tasks(envs: Sequence[Environment], n: int, seed: int, model: ChatModel | None,
-                 on_progress: Callable[..., None] | None) -> list[Task]:
+                 on_progress: Callable[..., None] | None, config: TaskConfig | None = None) -> list[Task]:
     from ..synth.tasks import build_tasks
 
-    res = build_tasks(list(envs), n=n, seed=seed, model=model,
+    res = build_tasks(list(envs), n=n, seed=seed, model=model, config=config,
                       on_progress=(lambda stage, done, total: on_progress(f"tasks: {stage}", done, total))
                       if on_progress else None)
     return list(res.tasks)
@@ -112,12 +113,15 @@ def synthesize_dataset(
     license: str = "apache-2.0",
     command: str | None = None,
     on_progress: Callable[..., None] | None = None,
+    task_config: TaskConfig | None = None,
 ) -> SynthResult:
     """Synthesize verified trajectories for ``envs`` into ``out_dir`` (resumes a killed run).
 
     ``tasks``: use these instead of ``build_tasks(envs, n=n, seed=seed)``. ``policy``: default the
     oracle (no model). ``via_mcp``: ``"inproc"`` or ``"stdio"`` to run tool calls through the MCP
     server. ``on_progress(stage, done, total)`` is called with stage ``"tasks"`` or ``"rollouts"``.
+    ``task_config``: how tasks are built (default ``TaskConfig()``; recorded in the manifest when not
+    the default).
     """
     out = Path(out_dir)
     policy = policy or OraclePolicy(seed=seed)
@@ -138,6 +142,8 @@ def synthesize_dataset(
         "rl_fraction": rl_fraction,
         "license": license,
     }
+    if task_config is not None and task_config != TaskConfig():
+        settings["task_config"] = task_config.model_dump(mode="json")
     work = out / WORK_DIR
     manifest = work / "manifest.json"
     if overwrite:
@@ -162,7 +168,8 @@ def synthesize_dataset(
     if tasks_file.exists():
         task_list = list(load_tasks(tasks_file))
     else:
-        task_list = list(tasks) if tasks is not None else _build_tasks(envs, n, seed, task_model, on_progress)
+        task_list = (list(tasks) if tasks is not None
+                     else _build_tasks(envs, n, seed, task_model, on_progress, task_config))
         ids = Counter(t.task_id for t in task_list)
         dup = [k for k, c in ids.items() if c > 1]
         if dup:
