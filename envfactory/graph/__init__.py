@@ -13,7 +13,6 @@ from .plan import Plan, Step, order_plan, ref, resolve_args
 from .render import layout_tool_graph, render_html, render_png
 from .report import SAMPLERS, SamplerReport, SamplingRun, build_sampler_report, possible_pairs, run_sampling
 from .sample import Coverage, TopologySampler
-from .walk import RandomWalkSampler
 from .tool_graph import (
     GRAPH_FILE,
     build_domain_graph,
@@ -24,6 +23,7 @@ from .tool_graph import (
     save_tool_graph,
     tool_outputs,
 )
+from .walk import RandomWalkSampler
 
 __all__ = [
     "GRAPH_FILE",

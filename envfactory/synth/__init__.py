@@ -1,5 +1,6 @@
 """Tasks and trajectories: from executed plans to goals, conversations and datasets."""
 
+from .config import SynthConfig, TaskConfig
 from .policy import OraclePolicy, TeacherPolicy
 from .rollout import run_rollout, run_task
 from .task import Difficulty, GoldStep, Persona, SubGoal, Task, load_tasks, write_tasks
@@ -8,6 +9,8 @@ from .trajectories import replay_row
 from .user_sim import UserSimulator
 
 __all__ = [
+    "TaskConfig",
+    "SynthConfig",
     "Difficulty",
     "GoldStep",
     "Persona",

@@ -20,7 +20,7 @@ from ..reward import normalize_text, score_trajectory
 from ..spec import EnvSpec, ToolKind
 from ..text import format_answer
 from .decontam import DEFAULT_THRESHOLD, NgramIndex
-from .phrasing import ftype, id_like, parse_fact_key, say_value
+from .phrasing import ftype, id_like, say_value
 from .selections import candidates_after_facts
 from .task import Task
 

@@ -37,10 +37,20 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import ModelError
 from ..graph import GoldResult, execute_plan, run_sampling
-from ..graph.plan import iter_refs, is_ref
+from ..graph.plan import is_ref, iter_refs
 from ..reward import RewardSpec
-from .calibrate import (ACTIONS, SolverMeasurement, choose_actions, difficulty_features, edit_plan,
-                        estimate_pass_rate, level_of, measure_pass_rate, pick_partner, predicted_after)
+from .calibrate import (
+    ACTIONS,
+    SolverMeasurement,
+    choose_actions,
+    difficulty_features,
+    edit_plan,
+    estimate_pass_rate,
+    level_of,
+    measure_pass_rate,
+    pick_partner,
+    predicted_after,
+)
 from .checks import CHECKS, Finding, check_complete, check_decontaminated, check_not_overspecified, run_checks
 from .config import TaskConfig
 from .decontam import NgramIndex, load_benchmark_index

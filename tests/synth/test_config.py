@@ -55,3 +55,31 @@ def test_synth_options_default_to_synth_config():
     for name in ("n", "seed", "policy", "attempts", "temperature", "eval_fraction", "rl_fraction", "license"):
         assert defaults[name] == getattr(cfg, name), name
     assert defaults["via_mcp"] is False and cfg.via_mcp is None
+
+
+def test_the_example_config_file_holds_valid_settings():
+    from pathlib import Path
+
+    from envfactory.config import load_cli_config
+    from envfactory.graph import SamplerConfig
+
+    root = Path(__file__).resolve().parents[2]
+    dm = load_cli_config(root / "configs" / "example.yaml").default_map()
+    SamplerConfig.model_validate(dm["sample"]["sampler_config"])
+    TaskConfig.model_validate(dm["tasks"]["task_config"])
+    TaskConfig.model_validate(dm["synth"]["task_config"])
+    SynthConfig(eval_fraction=dm["synth"]["eval_fraction"])
+
+
+def test_graph_and_synth_raise_only_errors_from_the_one_tree():
+    """Exception classes live in envfactory.errors; graph and synth define none of their own."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "envfactory"
+    for pkg in ("graph", "synth"):
+        for f in sorted((root / pkg).glob("*.py")):
+            for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef):
+                    bases = {getattr(b, "id", getattr(b, "attr", "")) for b in node.bases}
+                    assert not any(b.endswith(("Error", "Exception")) for b in bases), (f.name, node.name)
