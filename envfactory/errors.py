@@ -12,6 +12,9 @@
     │   ├── PreconditionError
     │   └── ConstraintError    uniqueness or foreign-key violation
     ├── VerificationError
+    ├── PlanError              a tool-call plan could not be sampled or resolved
+    │   ├── SampleError        no plan could be grounded (e.g. an environment without tools or rows)
+    │   └── RefError           a step argument points at output an earlier step does not have
     ├── ModelError             a ChatModel backend failed (HTTP, timeout, bad reply)
     └── ServeError
 
@@ -34,6 +37,9 @@ __all__ = [
     "PreconditionError",
     "ConstraintError",
     "VerificationError",
+    "PlanError",
+    "SampleError",
+    "RefError",
     "ModelError",
     "ServeError",
 ]
@@ -98,6 +104,22 @@ class ConstraintError(RuntimeToolError):
 
 class VerificationError(EnvFactoryError):
     """An environment failed verification."""
+
+
+class PlanError(EnvFactoryError):
+    """A tool-call plan could not be sampled, resolved or executed as planned."""
+
+
+class SampleError(PlanError):
+    """No plan could be built. Inside a sampler it means "try another goal"; raised to the caller
+    it means the environments offer nothing to plan on (no tools, or no rows to ground them in)."""
+
+
+class RefError(PlanError, LookupError):
+    """A reference points at something the earlier output does not have.
+
+    Also a ``LookupError``: resolving a reference is a look-up, and callers that treat it as one
+    keep working."""
 
 
 class ModelError(EnvFactoryError):

@@ -141,7 +141,7 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
         b = raw.execute("SELECT status, flight_id, passengers FROM booking WHERE booking_id = ?", (eligible[i],)).fetchone()
         raw.execute("SELECT seats_available FROM flight WHERE flight_id = ?", (b[1],)).fetchone()
         raw.execute("UPDATE booking SET status = ?, cancelled_at = ? WHERE booking_id = ?",
-                    ("cancelled", "2026-06-01T09:00:00", eligible[i]))
+                    ("cancelled", env.spec.clock, eligible[i]))
         raw.execute("UPDATE flight SET seats_available = seats_available + ? WHERE flight_id = ?", (b[2], b[1]))
         raw.execute("COMMIT")
         return None

@@ -24,6 +24,10 @@ from ..graph.report import SAMPLERS, SamplerReport
 from ..runtime import load_environment
 from ..spec import load_spec
 from ._app import app, console, env_dirs, fail, handle_errors
+from ._settings import settings_parser
+
+SAMPLER_CONFIG_HELP = ("Sampler settings (SamplerConfig) as JSON, e.g. '{\"p_branch\": 0.5, \"max_depth\": 4}'; "
+                       "in a config file: sampler_config: {p_branch: 0.5}.")
 
 
 @app.command()
@@ -63,7 +67,7 @@ def graph(
         console.print(f"picture: {png_path} ({png_path.stat().st_size / 1024:.0f} KiB)")
 
 
-def _run(envs, n: int, sampler: str, seed: int, graphs, label: str, workers: int):
+def _run(envs, n: int, sampler: str, seed: int, graphs, label: str, workers: int, config=None):
     with Progress(TextColumn(f"[bold]{label}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as prog:
         task = prog.add_task(label, total=n)
@@ -73,7 +77,8 @@ def _run(envs, n: int, sampler: str, seed: int, graphs, label: str, workers: int
             if i % step == 0 or i == n:
                 prog.update(task, completed=i)
 
-        return run_sampling(envs, n, sampler=sampler, seed=seed, graphs=graphs, workers=workers, on_progress=tick)
+        return run_sampling(envs, n, sampler=sampler, seed=seed, graphs=graphs, workers=workers, on_progress=tick,
+                            config=config)
 
 
 def _print_reports(reps: list[SamplerReport]) -> None:
@@ -134,6 +139,9 @@ def sample(
     keep_failed: bool = typer.Option(False, "--keep-failed", help="With --out, write failed plans too (ok: false)."),
     workers: int = typer.Option(1, "--workers", "-w", min=0,
                                 help="Processes executing plans while sampling goes on (0: execute inline)."),
+    sampler_config: Optional[object] = typer.Option(
+        None, "--sampler-config", metavar="JSON", show_default=False, help=SAMPLER_CONFIG_HELP,
+        parser=settings_parser("envfactory.graph.config:SamplerConfig", '{"p_branch": 0.5}')),
 ) -> None:
     """Sample plans on the tool graph, execute each on a fresh session, keep the ones that succeed."""
     if sampler not in SAMPLERS:
@@ -142,11 +150,11 @@ def sample(
     with console.status("loading environments ..."):
         envs = [load_environment(d) for d in dirs]
         graphs = {e.spec.name: build_tool_graph(e.spec) for e in envs}
-    run = _run(envs, n, sampler, seed, graphs, sampler, workers)
+    run = _run(envs, n, sampler, seed, graphs, sampler, workers, sampler_config)
     reps = [build_sampler_report(run, graphs)]
     if report:
         other = "random_walk" if sampler != "random_walk" else "topology"
-        base = _run(envs, n, other, seed, graphs, other, workers)
+        base = _run(envs, n, other, seed, graphs, other, workers, sampler_config)
         reps.append(build_sampler_report(base, graphs))
         _print_reports(reps)
     else:

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from ..config import project_paths
 from ._app import app, console, env_dirs, fail, handle_errors
+from .tasks_cmds import task_config_option
 
 _SYNTH_HELP = """Synthesize multi-turn tool-use trajectories and write them as a Hugging Face dataset.
 
@@ -60,7 +61,10 @@ def synth(
     rl_fraction: float = typer.Option(0.25, "--rl-fraction", min=0.0, max=1.0, help="Share of training tasks in the rl split (by hash)."),
     license: str = typer.Option("apache-2.0", "--license", help="License in the dataset card."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start over, replacing an existing dataset folder."),
+    task_config: Optional[object] = task_config_option(),
 ) -> None:
+    from pydantic import ValidationError
+
     from ..pipelines import synthesize_dataset
     from ..runtime import load_environment
     from ..synth.policy import OraclePolicy, TeacherPolicy
@@ -72,6 +76,14 @@ def synth(
         fail(f"unknown policy {policy!r}; choose oracle or teacher")
     if via_mcp and mcp_transport not in ("inproc", "stdio"):
         fail(f"unknown --mcp-transport {mcp_transport!r}; choose inproc or stdio")
+    from ..synth.config import SynthConfig, TaskConfig
+
+    try:  # the settings' one definition (SynthConfig); its defaults match the options above
+        cfg = SynthConfig(n=n, seed=seed, policy=policy, attempts=attempts, temperature=temperature,
+                          via_mcp=mcp_transport if via_mcp else None, eval_fraction=eval_fraction,
+                          rl_fraction=rl_fraction, license=license, tasks=task_config or TaskConfig())
+    except ValidationError as e:
+        fail("; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()))
     dirs = env_dirs(None if all_ else domain, env)
     with console.status("loading environments ..."):
         envs = [load_environment(d) for d in dirs]
@@ -128,11 +140,11 @@ def synth(
             rate = f"{(done - d0) / dt:,.0f}/s" if dt > 0.2 and done > d0 else ""
             prog.update(bars[stage], completed=done, total=total, rate=rate)
 
-        res = synthesize_dataset(envs, out, n=n, seed=seed, name=ds_name, tasks=tasks, tasks_source=source,
-                                 policy=pol, via_mcp=mcp_transport if via_mcp else None,
-                                 user_model=chat_model if llm_user else None, eval_fraction=eval_fraction,
-                                 rl_fraction=rl_fraction, overwrite=overwrite, license=license, command=command,
-                                 on_progress=on_progress)
+        res = synthesize_dataset(envs, out, n=cfg.n, seed=cfg.seed, name=ds_name, tasks=tasks, tasks_source=source,
+                                 policy=pol, via_mcp=cfg.via_mcp, user_model=chat_model if llm_user else None,
+                                 eval_fraction=cfg.eval_fraction, rl_fraction=cfg.rl_fraction, overwrite=overwrite,
+                                 license=cfg.license, command=command, on_progress=on_progress,
+                                 task_config=cfg.tasks)
     t = Table(title=f"trajectories/{ds_name}" if out_root is None else str(out))
     t.add_column("figure")
     t.add_column("value", justify="right")

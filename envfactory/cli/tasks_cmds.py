@@ -14,8 +14,18 @@ from ..runtime import load_environment
 from ..spec import write_tasks
 from ..synth.tasks import TaskReport, build_tasks
 from ._app import app, console, env_dirs, fail, handle_errors
+from ._settings import settings_parser
 
 DEFAULT_SOLVER_ROLLOUTS = 4  # with a model
+
+TASK_CONFIG_HELP = ("Task-building settings (TaskConfig) as JSON, e.g. '{\"rounds\": 6, \"hide_rate\": 0.5, "
+                    "\"sampler\": {\"p_branch\": 0.5}}'; in a config file: task_config: {rounds: 6}.")
+
+
+def task_config_option():
+    """``--task-config``: a TaskConfig from JSON, or from a config file's mapping (see TASK_CONFIG_HELP)."""
+    return typer.Option(None, "--task-config", metavar="JSON", show_default=False, help=TASK_CONFIG_HELP,
+                        parser=settings_parser("envfactory.synth.config:TaskConfig", '{"rounds": 6}'))
 
 
 def _usage_line(u: dict) -> str:
@@ -101,6 +111,7 @@ def tasks(
               "every rollout is a whole conversation, up to the task's turn limit (10 + 4 per gold step, at "
               "most 40) model calls, so up to n x K x 40 calls; the call and token totals are printed. "
               "Without a model the structural estimate is used and K must be 0.")),
+    task_config: Optional[object] = task_config_option(),
 ) -> None:
     """Build implicit-intent tasks (goal, persona, hidden facts, gold run, reward) and write JSON Lines."""
     if bool(model) != bool(base_url):
@@ -129,7 +140,7 @@ def tasks(
                 prog.update(bars[stage], completed=done, total=total)
 
         res = build_tasks(envs, n=n, seed=seed, model=chat, on_progress=tick, calibrate=calibrate,
-                          solver_rollouts=k)
+                          solver_rollouts=k, config=task_config)
     path = write_tasks(res.tasks, out or project_paths().root / "trajectories" / "tasks" / f"{domain}.jsonl")
     print_task_report(res.report)
     console.print(f"wrote {len(res.tasks)} tasks to {path}")

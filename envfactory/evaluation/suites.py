@@ -44,7 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EnvFactoryError
-from ..spec import Task, load_tasks, tool_input_schema, write_tasks
+from ..spec import tool_input_schema
+from ..spec import Task, load_tasks, write_tasks
+from ..text import format_plain
 from .bfcl_format import format_call, load_jsonl, write_jsonl
 
 __all__ = [
@@ -225,18 +227,6 @@ def _label(param: str) -> str:
     return param.replace("_", " ")
 
 
-def _render(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, list):
-        return ", ".join(_render(v) for v in value)
-    if isinstance(value, dict):
-        return ", ".join(f"{_label(k)} {_render(v)}" for k, v in value.items())
-    return str(value)
-
-
 def _is_stated(param: str, value: Any, text: str) -> bool:
     lowered = text.lower()
     if isinstance(value, bool):
@@ -262,7 +252,7 @@ def _question_text(text: str, args: Mapping[str, Any], optional: set[str]) -> st
         return text
     if text and text[-1] not in ".?!":
         text += "."
-    details = "; ".join(f"{_label(p)}: {_render(v)}" for p, v in missing)
+    details = "; ".join(f"{_label(p)}: {format_plain(v)}" for p, v in missing)
     return f"{text} Details: {details}."
 
 

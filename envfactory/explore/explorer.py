@@ -17,7 +17,8 @@ from pydantic import ValidationError
 
 from ..errors import ExploreError, SpecError
 from ..ingest import ApiDoc
-from ..spec import EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, SortSpec, ToolKind, ToolSpec, entity_order
+from ..spec import (DEFAULT_CLOCK, EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, SortSpec, ToolKind, ToolSpec,
+                    entity_order)
 from .entities import EntityDraft, cap_fields, infer_entities, link_entities
 from .naming import env_name, is_ident, plural, snake
 from .item_verbs import resolve_item_verbs
@@ -27,9 +28,6 @@ from .split import add_finders, split_tools
 from .tools import ToolDraft, create_effects, display_field, draft_tool, prepare_actions
 
 __all__ = ["explore", "ExploreResult", "ExcludedOp"]
-
-_CLOCK = "2026-06-01T09:00:00"
-
 
 @dataclass(frozen=True)
 class ExcludedOp:
@@ -340,8 +338,8 @@ def _assemble(docs: list[ApiDoc], domain: str, name: str, group: list[ToolDraft]
     try:
         probe = EnvSpec(name=name, domain=domain, entities=entities, tools=tools)
         entity_order(probe)
-        recipe = seed_recipe(probe.entities, ents, seed=seed, clock=_CLOCK, scale=row_scale)
-        return EnvSpec(name=name, domain=domain, description=desc[:400], clock=_CLOCK, sources=sources,
+        recipe = seed_recipe(probe.entities, ents, seed=seed, clock=DEFAULT_CLOCK, scale=row_scale)
+        return EnvSpec(name=name, domain=domain, description=desc[:400], clock=DEFAULT_CLOCK, sources=sources,
                        entities=entities, tools=tools, excluded=ex, seed=recipe)
     except (ValidationError, SpecError, ValueError) as e:
         warnings.append(f"{name}: environment dropped: {_one_line(e)}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..text import plural as text_plural
+
 __all__ = ["snake", "singular", "plural", "entity_name", "env_name", "first_sentence", "is_ident"]
 
 _IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -23,7 +25,6 @@ _IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "w
               "buses": "bus", "taxes": "tax", "boxes": "box", "movies": "movie", "cookies": "cookie",
               "series": "series", "todos": "todo", "photos": "photo", "videos": "video", "logos": "logo",
               "heroes": "hero", "potatoes": "potato", "tomatoes": "tomato", "playlists": "playlist"}
-_IRREGULAR_PLURAL = {v: k for k, v in _IRREGULAR.items() if k != v}
 
 
 @lru_cache(maxsize=65536)
@@ -68,21 +69,8 @@ def singular(name: str) -> str:
 
 
 def plural(name: str) -> str:
-    """Pluralize the last word of a snake_case name."""
-    parts = name.split("_")
-    w = parts[-1]
-    if w in _UNCOUNTABLE:
-        pass
-    elif w in _IRREGULAR_PLURAL:
-        w = _IRREGULAR_PLURAL[w]
-    elif w.endswith("y") and len(w) > 1 and w[-2] not in "aeiou":
-        w = w[:-1] + "ies"
-    elif w.endswith(("s", "x", "z", "ch", "sh")):
-        w = w + "es"
-    else:
-        w = w + "s"
-    parts[-1] = w
-    return "_".join(parts)
+    """Pluralize the last word of a snake_case name (``flight_offer`` -> ``flight_offers``)."""
+    return text_plural(name)
 
 
 @lru_cache(maxsize=16384)

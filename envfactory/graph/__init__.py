@@ -1,16 +1,18 @@
 """Tool-dependency graphs, topology-aware plan sampling, gold execution and coverage.
 
     build_tool_graph(spec) / build_domain_graph(specs)   -> networkx.DiGraph
-    TopologySampler(envs, seed=...).sample()            -> Plan (RandomWalkSampler: baseline)
+    TopologySampler(envs, seed=..., config=SamplerConfig(...)).sample() -> Plan (RandomWalkSampler: baseline)
     execute_plan(env, plan)                             -> GoldResult (calls, outputs, hash, diff)
     run_sampling(envs, n, sampler=...) + build_sampler_report(run, graphs) -> SamplerReport
 """
 
+from ..errors import RefError, SampleError
+from .config import SamplerConfig
 from .gold import GoldCall, GoldResult, execute_plan, execute_plans
-from .plan import Plan, RefError, Step, order_plan, ref, resolve_args
+from .plan import Plan, Step, order_plan, ref, resolve_args
 from .render import layout_tool_graph, render_html, render_png
 from .report import SAMPLERS, SamplerReport, SamplingRun, build_sampler_report, possible_pairs, run_sampling
-from .sample import Coverage, RandomWalkSampler, SampleError, TopologySampler
+from .sample import Coverage, TopologySampler
 from .tool_graph import (
     GRAPH_FILE,
     build_domain_graph,
@@ -21,6 +23,7 @@ from .tool_graph import (
     save_tool_graph,
     tool_outputs,
 )
+from .walk import RandomWalkSampler
 
 __all__ = [
     "GRAPH_FILE",
@@ -41,6 +44,7 @@ __all__ = [
     "resolve_args",
     "order_plan",
     "Coverage",
+    "SamplerConfig",
     "TopologySampler",
     "RandomWalkSampler",
     "SampleError",

@@ -24,13 +24,11 @@ from typing import Any, Iterator
 
 import networkx as nx
 
+from ..errors import RefError
+
 __all__ = ["Step", "Plan", "RefError", "ref", "is_ref", "iter_refs", "resolve_args", "order_plan"]
 
 REF = "$ref"
-
-
-class RefError(LookupError):
-    """A reference points at something the earlier output does not have."""
 
 
 def ref(step: int, *path: str | int) -> dict[str, list[Any]]:

@@ -10,9 +10,11 @@ from typing import Any, Callable, Sequence
 
 import networkx as nx
 
+from .config import SamplerConfig
 from .gold import GoldResult, execute_plan
 from .plan import Plan
-from .sample import RandomWalkSampler, TopologySampler
+from .sample import TopologySampler
+from .walk import RandomWalkSampler
 
 __all__ = ["SAMPLERS", "SamplingRun", "SamplerReport", "run_sampling", "build_sampler_report", "possible_pairs"]
 
@@ -30,6 +32,7 @@ class SamplingRun:
     execute_seconds: float
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0
+    config: SamplerConfig = field(default_factory=SamplerConfig)
 
     @property
     def kept(self) -> list[GoldResult]:
@@ -52,19 +55,22 @@ def _worker_execute(plans: list[Plan]) -> tuple[list[GoldResult], float, float]:
 
 def run_sampling(envs: Sequence[Any], n: int, *, sampler: str = "topology", seed: int = 0,
                  graphs: dict[str, nx.DiGraph] | None = None, with_diff: bool = True, workers: int = 0,
-                 chunk: int = 100, on_progress: Callable[[int], None] | None = None, **options: Any) -> SamplingRun:
+                 chunk: int = 100, on_progress: Callable[[int], None] | None = None,
+                 config: SamplerConfig | None = None) -> SamplingRun:
     """Sample ``n`` plans over ``envs`` (``Environment``s) and gold-execute each one.
 
     Sampling is sequential (each plan shifts the coverage weights); with ``workers > 0``
     execution runs in that many forked processes while sampling goes on, in chunks of
     ``chunk`` plans. Results come back in sampling order either way, so the output does not
     depend on ``workers``. ``execute_seconds`` is the execution time summed over workers.
+    ``config``: the sampler's settings (default ``SamplerConfig()``).
     """
     cls = SAMPLERS[sampler]
+    config = config or SamplerConfig()
     by_name = {e.spec.name: e for e in envs}
     t0, c0 = time.perf_counter(), time.process_time()
     worker_cpu = 0.0
-    smp = cls(envs, seed=seed, graphs=graphs, **options)
+    smp = cls(envs, seed=seed, graphs=graphs, config=config)
     hashes = {}
     for name, e in by_name.items():
         with e.new_session() as s:
@@ -111,7 +117,7 @@ def run_sampling(envs: Sequence[Any], n: int, *, sampler: str = "topology", seed
     finally:
         smp.close()
     return SamplingRun(sampler, seed, results, t_sample, t_exec, time.perf_counter() - t0,
-                       time.process_time() - c0 + worker_cpu)
+                       time.process_time() - c0 + worker_cpu, config)
 
 
 def possible_pairs(graphs: dict[str, nx.DiGraph]) -> set[tuple[str, str, str]]:
@@ -166,8 +172,11 @@ class SamplerReport:
         return d
 
 
-def build_sampler_report(run: SamplingRun, graphs: dict[str, nx.DiGraph], *, window: int = 1000) -> SamplerReport:
-    """Coverage figures for one run; ``graphs`` maps env name to its tool graph."""
+def build_sampler_report(run: SamplingRun, graphs: dict[str, nx.DiGraph], *, window: int | None = None
+                         ) -> SamplerReport:
+    """Coverage figures for one run; ``graphs`` maps env name to its tool graph. ``window``:
+    plans per coverage window (default: the run's ``SamplerConfig.window``)."""
+    window = run.config.window if window is None else window
     sat = sorted(f"{env}/{n}" for env, g in graphs.items() for n, a in g.nodes(data=True)
                  if a["node"] == "tool" and a.get("satisfiable"))
     total = sum(1 for g in graphs.values() for _, a in g.nodes(data=True) if a["node"] == "tool")
@@ -195,7 +204,7 @@ def build_sampler_report(run: SamplingRun, graphs: dict[str, nx.DiGraph], *, win
     possible = possible_pairs(graphs)
     misses: Counter = Counter()
     windows = 0
-    if len(run.results) >= window:
+    if window and len(run.results) >= window:
         for start in range(0, len(run.results) - window + 1, window):
             windows += 1
             seen = {f"{r.plan.env}/{t}" for r in run.results[start:start + window] if r.ok for t in r.plan.tools}

@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..spec import Condition, EnvSpec, FieldType, ToolSpec
-from .tool_graph import _compare
+from ..spec import Condition, EnvSpec, FieldType, ToolSpec, compare
 
 __all__ = ["StateIndex"]
 
@@ -74,7 +73,7 @@ class StateIndex:
                 expected = args[c.value_param]
             else:
                 expected = c.value
-            if not _compare(self.path_value(entity, row, c.field), c.op, expected):
+            if not compare(self.path_value(entity, row, c.field), c.op, expected):
                 return False
         return True
 

@@ -31,6 +31,7 @@ from ..llm import ChatModel
 from ..runtime import Environment
 from ..spec import Task, load_tasks, write_tasks
 from ..synth import (
+    TaskConfig,
     McpConnector,
     OraclePolicy,
     Policy,
@@ -110,7 +111,8 @@ def _start(out: Path, settings: dict[str, Any], overwrite: bool) -> Path:
 
 
 def _tasks_once(work: Path, tasks: Sequence[Task] | None, envs: Sequence[Environment], by_key: dict[str, Environment],
-                n: int, seed: int, model: ChatModel | None, on_progress: Callable[..., None] | None) -> list[Task]:
+                n: int, seed: int, model: ChatModel | None, on_progress: Callable[..., None] | None,
+                config: TaskConfig | None = None) -> list[Task]:
     """The run's tasks: read back on a resume, else built (or given) and written once."""
     tasks_file = work / "tasks.jsonl"
     if tasks_file.exists():
@@ -119,7 +121,7 @@ def _tasks_once(work: Path, tasks: Sequence[Task] | None, envs: Sequence[Environ
         task_list = list(tasks)
     else:
         progress = (lambda stage, done, total: on_progress(f"tasks: {stage}", done, total)) if on_progress else None
-        task_list = list(build_tasks(list(envs), n=n, seed=seed, model=model, on_progress=progress).tasks)
+        task_list = list(build_tasks(list(envs), n=n, seed=seed, model=model, config=config, on_progress=progress).tasks)
     ids = Counter(t.task_id for t in task_list)
     dup = [k for k, c in ids.items() if c > 1]
     if dup:
@@ -201,12 +203,15 @@ def synthesize_dataset(
     license: str = "apache-2.0",
     command: str | None = None,
     on_progress: Callable[..., None] | None = None,
+    task_config: TaskConfig | None = None,
 ) -> SynthResult:
     """Synthesize verified trajectories for ``envs`` into ``out_dir`` (resumes a killed run).
 
     ``tasks``: use these instead of ``build_tasks(envs, n=n, seed=seed)``. ``policy``: default the
     oracle (no model). ``via_mcp``: ``"inproc"`` or ``"stdio"`` to run tool calls through the MCP
     server. ``on_progress(stage, done, total)`` is called with stage ``"tasks"`` or ``"rollouts"``.
+    ``task_config``: how tasks are built (default ``TaskConfig()``; recorded in the manifest when not
+    the default).
     """
     out = Path(out_dir)
     policy = policy or OraclePolicy(seed=seed)
@@ -227,9 +232,11 @@ def synthesize_dataset(
         "rl_fraction": rl_fraction,
         "license": license,
     }
+    if task_config is not None and task_config != TaskConfig():
+        settings["task_config"] = task_config.model_dump(mode="json")
     work = _start(out, settings, overwrite)
     t0 = time.perf_counter()
-    task_list = _tasks_once(work, tasks, envs, by_key, n, seed, task_model, on_progress)
+    task_list = _tasks_once(work, tasks, envs, by_key, n, seed, task_model, on_progress, task_config)
     t1 = time.perf_counter()
     resumed, now = _roll_out(work, task_list, by_key, policy=policy, via_mcp=via_mcp, user_model=user_model, seed=seed,
                              eval_fraction=eval_fraction, rl_fraction=rl_fraction, on_progress=on_progress)

@@ -4,6 +4,7 @@ defaults and foreign-key order, and the data shapes of tasks (``Task``, ``Reward
 from .conditions import compare
 from .io import dump_spec, find_specs, load_spec, parse_spec, save_spec, spec_digest, spec_json_schema
 from .model import (
+    DEFAULT_CLOCK,
     SPEC_VERSION,
     Condition,
     Effect,
@@ -29,6 +30,7 @@ __all__ = [
     "DATETIME_PATTERN",
     "compare",
     "SPEC_VERSION",
+    "DEFAULT_CLOCK",
     "Condition",
     "Effect",
     "EntitySeed",

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "SPEC_VERSION",
+    "DEFAULT_CLOCK",
     "FieldType",
     "FieldSpec",
     "EntitySpec",
@@ -46,6 +47,8 @@ __all__ = [
 ]
 
 SPEC_VERSION = 1
+DEFAULT_CLOCK = "2026-06-01T09:00:00"
+"""The fixed 'now' of an environment that does not set its own ``clock`` (local time, no offset)."""
 
 _IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -331,7 +334,7 @@ class EnvSpec(_Strict):
     name: str
     domain: str
     description: str = ""
-    clock: str = Field(default="2026-06-01T09:00:00", description="The environment's fixed 'now' (ISO datetime).")
+    clock: str = Field(default=DEFAULT_CLOCK, description="The environment's fixed 'now' (ISO datetime).")
     sources: list[str] = Field(default_factory=list, description="Documents this environment was built from.")
     entities: list[EntitySpec]
     tools: list[ToolSpec]
@@ -357,7 +360,7 @@ class EnvSpec(_Strict):
         try:
             dt.datetime.fromisoformat(self.clock)
         except ValueError:
-            raise ValueError(f"clock {self.clock!r} is not an ISO date-time (e.g. 2026-06-01T09:00:00)") from None
+            raise ValueError(f"clock {self.clock!r} is not an ISO date-time (e.g. {DEFAULT_CLOCK})") from None
         ents = {e.name: e for e in self.entities}
         if len(ents) != len(self.entities):
             raise ValueError("duplicate entity names")

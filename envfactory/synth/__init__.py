@@ -1,5 +1,6 @@
 """Tasks and trajectories: from executed plans to goals, conversations and datasets."""
 
+from .config import SynthConfig, TaskConfig
 from .policy import OraclePolicy, Policy, TeacherPolicy
 from .rollout import McpConnector, replay_calls, run_rollout, run_task
 from .tasks import TaskBuildResult, build_tasks
@@ -7,6 +8,8 @@ from .trajectories import assign_split, build_row, build_sharegpt_row, env_id_of
 from .user_sim import UserSimulator
 
 __all__ = [
+    "TaskConfig",
+    "SynthConfig",
     "TaskBuildResult",
     "build_tasks",
     "UserSimulator",

@@ -15,10 +15,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import RuntimeToolError
 from ..reward import normalize_text, score_trajectory
-from ..spec import EnvSpec, Task, ToolKind
+from ..spec import EnvSpec, ToolKind
+from ..text import format_answer
 from .decontam import DEFAULT_THRESHOLD, NgramIndex
-from .realize import _id_like, candidates_after_facts, format_answer, format_value, parse_fact_key
+from .phrasing import ftype, id_like, say_value
+from .selections import candidates_after_facts
+from ..spec import Task
 
 __all__ = ["Finding", "CHECKS", "check_solvable", "check_not_presatisfied", "check_complete",
            "check_not_overspecified", "check_decontaminated", "run_checks", "DESCRIPTION_OVERLAP"]
@@ -45,7 +49,7 @@ def _replay(env: Any, task: Task) -> tuple[str, dict, list[dict]]:
             try:
                 s.call(g.tool, g.args)
                 calls.append({"tool": g.tool, "args": g.args, "ok": True, "writes": env.spec.tool(g.tool).writes})
-            except Exception as e:  # a RuntimeToolError: the gold run no longer works
+            except RuntimeToolError as e:  # the gold run no longer works
                 calls.append({"tool": g.tool, "args": g.args, "ok": False, "error": getattr(e, "code", "error")})
         return s.state_hash(), s.diff().to_dict(), calls
 
@@ -71,11 +75,7 @@ def check_not_presatisfied(task: Task, env: Any | None = None) -> Finding:
 def _value_forms(spec: EnvSpec | None, entity: str | None, fname: str, v: Any) -> set[str]:
     forms = {normalize_text(format_answer(v)), normalize_text(str(v))}
     if spec is not None and entity:
-        try:
-            ft = spec.entity(entity).field(fname).type
-        except KeyError:
-            ft = None
-        forms.add(normalize_text(format_value(ft, fname, v)))
+        forms.add(normalize_text(say_value(ftype(spec, entity, fname), fname, v)))
     return {f for f in forms if f}
 
 
@@ -153,7 +153,7 @@ def check_not_overspecified(task: Task, spec: EnvSpec) -> Finding:
             for k, v in (row or {}).items():
                 if not isinstance(v, str) or len(v) < 3:
                     continue
-                if _id_like(spec, t.entity, ent_for.get(k, k)):
+                if id_like(spec, t.entity, ent_for.get(k, k)):
                     ids.add(v)
     tokens = set(re.findall(r"[A-Za-z0-9_\-]+", goal))
     for v in sorted(ids):

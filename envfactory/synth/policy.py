@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..llm import ChatMessage, ChatModel, ToolCall
-from ..spec import Task, ToolKind, tool_input_schema
-from .user_sim import fact_name, format_value, match_asked_facts
+from ..spec import ToolKind, tool_input_schema
+from ..text import english, format_plain, phrases, plural
+from ..spec import Task
+from .user_sim import fact_name, match_asked_facts
 
 __all__ = ["Episode", "Policy", "OraclePolicy", "TeacherPolicy", "build_tool_schemas", "build_system_prompt",
            "call_id"]
@@ -77,23 +79,6 @@ def _words(name: str) -> str:
     return name.replace("_", " ")
 
 
-def _plural(w: str) -> str:
-    if w.endswith("y") and not w.endswith(("ay", "ey", "oy")):
-        return w[:-1] + "ies"
-    return w + ("es" if w.endswith(("s", "x", "ch", "sh")) else "s")
-
-
-_BEFORE = {
-    ToolKind.list: ["Let me search the {ents}.", "I'll look up the matching {ents}.", "Let me find the {ents}."],
-    ToolKind.get: ["Let me pull up the {ent}.", "Checking the {ent} details.", "Let me look at that {ent}."],
-    ToolKind.create: ["Now I'll create the {ent}.", "Creating the {ent} now.", "I'll set up the {ent}."],
-    ToolKind.update: ["Updating the {ent} now.", "I'll update the {ent}."],
-    ToolKind.delete: ["Removing the {ent} now.", "I'll delete the {ent}."],
-    ToolKind.action: ["I'll {verb} now.", "Going ahead: {verb}."],
-}
-_FIRST = ["Sure, I can help with that. ", "Happy to help. ", "Of course. ", ""]
-_ASK = ["Could you tell me the {names}?", "What is the {names}?", "To continue I need the {names}. What is it?"]
-_CONFIRM = ["I'm about to {verb}. Shall I go ahead?", "Ready to {verb}. Do you want me to proceed?"]
 
 
 def _uses(value: Any, fact: Any) -> bool:
@@ -111,14 +96,15 @@ def _summary(env: Any, tool: str, output: Any) -> str:
     ent = _words(t.entity)
     if t.kind == ToolKind.list and isinstance(output, dict):
         n = output.get("count", len(output.get("items") or []))
-        return f"I found {n} matching {_plural(ent) if n != 1 else ent}"
+        return f"I found {n} matching {plural(ent) if n != 1 else ent}"
     if t.kind == ToolKind.delete:
         return f"the {ent} is deleted"
     if isinstance(output, dict):
         pk = env.spec.entity(t.entity).primary_key
-        bits = [f"{ent} {format_value(output[pk])}" if pk in output else f"the {ent}"]
-        if output.get("status") is not None:
-            bits.append(f"is now {format_value(output['status'])}" if t.writes else f"is {format_value(output['status'])}")
+        bits = [f"{ent} {format_plain(output[pk])}" if pk in output else f"the {ent}"]
+        state = next((f for f in english().fields.state_fields if output.get(f) is not None), None)
+        if state is not None:
+            bits.append(f"is now {format_plain(output[state])}" if t.writes else f"is {format_plain(output[state])}")
         elif t.writes:
             bits.append("is updated" if t.kind != ToolKind.create else "is created")
         return " ".join(bits)
@@ -217,14 +203,14 @@ class OraclePolicy:
                 parts = step.tool.split("_")
                 verb = f"{parts[0]} the {parts[1]}" if len(parts) == 2 else _words(step.tool)
                 if t.writes and step.role == "goal" and rng.random() < self.confirm_rate:
-                    c = rng.choice(_CONFIRM).format(verb=verb)
+                    c = rng.choice(phrases("oracle_confirm")).format(verb=verb)
                     if not match_asked_facts(c, keys):  # a confirmation the user could read as naming a fact
                         msgs.append(ChatMessage.assistant(c))
                         first = False
-                text = rng.choice(_BEFORE[t.kind]).format(ent=_words(t.entity), ents=_plural(_words(t.entity)),
-                                                          verb=verb)
+                text = rng.choice(phrases("oracle_before")[t.kind.value]).format(
+                    ent=_words(t.entity), ents=plural(_words(t.entity)), verb=verb)
                 if first:
-                    text = rng.choice(_FIRST) + text
+                    text = rng.choice(phrases("oracle_first")) + text
                     first = False
                 call = ToolCall(id=call_id(task.task_id, n_call, attempt), name=step.tool,
                                 arguments=dict(step.args), raw_arguments=json.dumps(step.args, ensure_ascii=False))
@@ -245,7 +231,7 @@ class OraclePolicy:
 
     def _ask(self, rng: random.Random, ask: list[str], keys: list[str]) -> ChatMessage:
         names = " and the ".join(fact_name(x) for x in ask)
-        return ChatMessage.assistant(rng.choice(_ASK).format(names=names))
+        return ChatMessage.assistant(rng.choice(phrases("oracle_ask")).format(names=names))
 
 
 # ---- the teacher --------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import ModelError
+from ..errors import ConfigError, ModelError
 from ..llm import ChatMessage, ChatModel, ToolCall
 from ..reward import CallRecord, RewardResult, score_trajectory
 from ..runtime import Environment, Snapshot
@@ -143,7 +143,7 @@ class McpConnector:
 
     def __init__(self, transport: str = "inproc"):
         if transport not in ("inproc", "stdio"):
-            raise ValueError(f"unknown MCP transport {transport!r}; use 'inproc' or 'stdio'")
+            raise ConfigError(f"unknown MCP transport {transport!r}; use 'inproc' or 'stdio'")
         import anyio.from_thread
 
         self.transport = transport
@@ -233,7 +233,7 @@ def message_dict(m: ChatMessage) -> dict[str, Any]:
 def _writes(env: Environment, tool: str) -> bool:
     try:
         return env.spec.tool(tool).writes
-    except Exception:
+    except KeyError:  # a tool the model made up
         return False
 
 

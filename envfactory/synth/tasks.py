@@ -35,12 +35,24 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from ..errors import ModelError
 from ..graph import GoldResult, execute_plan, run_sampling
-from ..graph.plan import iter_refs, is_ref
+from ..graph.plan import is_ref, iter_refs
 from ..spec import Difficulty, GoldStep, RewardSpec, Task
-from .calibrate import (ACTIONS, SolverMeasurement, choose_actions, difficulty_features, edit_plan,
-                        estimate_pass_rate, level_of, measure_pass_rate, pick_partner, predicted_after)
+from .calibrate import (
+    ACTIONS,
+    SolverMeasurement,
+    choose_actions,
+    difficulty_features,
+    edit_plan,
+    estimate_pass_rate,
+    level_of,
+    measure_pass_rate,
+    pick_partner,
+    predicted_after,
+)
 from .checks import CHECKS, Finding, check_complete, check_decontaminated, check_not_overspecified, run_checks
+from .config import TaskConfig
 from .decontam import NgramIndex, load_benchmark_index
 from .realize import Realization, realize_goal
 
@@ -103,7 +115,7 @@ def _refs(args: dict[str, Any]) -> dict[str, list[Any]]:
 
 
 def task_from_gold(env: Any, gold: GoldResult, z: Realization, *, task_id: str, seed: int,
-                   difficulty: Difficulty) -> Task:
+                   difficulty: Difficulty, config: TaskConfig | None = None) -> Task:
     """A Task (gold steps, reward spec) from an executed plan and its realization."""
     spec = env.spec
     steps = []
@@ -118,7 +130,7 @@ def task_from_gold(env: Any, gold: GoldResult, z: Realization, *, task_id: str, 
     return Task(task_id=task_id, domain=spec.domain, env=spec.name, source_docs=list(spec.sources), seed=seed,
                 persona=z.persona, goal=z.goal, subgoals=z.subgoals, gold=steps, answer_facts=list(z.answer_facts),
                 reward=reward, difficulty=difficulty, tools=[t.name for t in spec.tools],
-                turn_limit=min(40, 10 + 4 * len(steps)))
+                turn_limit=(config or TaskConfig()).turn_limit(len(steps)))
 
 
 _REWRITE_PROMPT = (
@@ -127,12 +139,12 @@ _REWRITE_PROMPT = (
     "mention tools, APIs, ids or steps. Reply with JSON: {\"goal\": \"...\"}.\n\nRequest: ")
 
 
-def rewrite_goal_with_model(model: Any, goal: str, *, seed: int = 0) -> str | None:
+def rewrite_goal_with_model(model: Any, goal: str, *, seed: int = 0, temperature: float = 0.7) -> str | None:
     """The model's rewrite of ``goal`` (None when the reply is unusable)."""
     try:
-        r = model.complete([{"role": "user", "content": _REWRITE_PROMPT + goal}], temperature=0.7, seed=seed,
+        r = model.complete([{"role": "user", "content": _REWRITE_PROMPT + goal}], temperature=temperature, seed=seed,
                            response_format={"type": "json_object"})
-    except Exception:  # ModelError and transport failures: keep the template goal
+    except ModelError:  # HTTP and transport failures too (backends wrap them): keep the template goal
         return None
     text = (r.content or "").strip()
     try:
@@ -144,9 +156,12 @@ def rewrite_goal_with_model(model: Any, goal: str, *, seed: int = 0) -> str | No
 
 
 class _Builder:
+    """Realizes and checks one executed plan at a time, counting into ``report``."""
+
     def __init__(self, envs: Mapping[str, Any], seed: int, index: NgramIndex | None, model: Any,
-                 report: TaskReport):
+                 report: TaskReport, config: TaskConfig):
         self.envs, self.seed, self.index, self.model, self.report = envs, seed, index, model, report
+        self.config = config
 
     def _difficulty(self, gold: GoldResult, z: Realization, action: str | None = None) -> Difficulty:
         spec = self.envs[gold.plan.env].spec
@@ -157,17 +172,17 @@ class _Builder:
 
     def make(self, gold: GoldResult, task_id: str, *, action: str | None = None, variant: int = 0,
              count: bool = True) -> Task | None:
-        """Realize + check, rewriting up to twice; None when dropped."""
+        """Realize + check, rewriting up to ``realize_attempts - 1`` times; None when dropped."""
         env = self.envs[gold.plan.env]
         failed: list[str] = []
         drop: set[str] = set()
         prefer = variant % 2 == 0 if action == "different-depth" else True
         last: Finding | None = None
-        for attempt in range(3):
+        for attempt in range(self.config.realize_attempts):
             z = realize_goal(env.spec, gold, seed=self.seed * 7919 + variant * 31 + attempt, prefer_constraints=prefer,
-                             drop_facts=drop)
+                             hide_rate=self.config.hide_rate, drop_facts=drop)
             task = task_from_gold(env, gold, z, task_id=task_id, seed=self.seed,
-                                  difficulty=self._difficulty(gold, z, action))
+                                  difficulty=self._difficulty(gold, z, action), config=self.config)
             findings = run_checks(task, env, self.index)
             bad = next((f for f in findings if not f.ok), None)
             if bad is None:
@@ -196,7 +211,7 @@ class _Builder:
 
     def _llm(self, task: Task, env: Any) -> Task:
         self.report.llm["attempted"] = self.report.llm.get("attempted", 0) + 1
-        g = rewrite_goal_with_model(self.model, task.goal, seed=self.seed)
+        g = rewrite_goal_with_model(self.model, task.goal, seed=self.seed, temperature=self.config.rewrite_temperature)
         if g is None:
             self.report.llm["unusable"] = self.report.llm.get("unusable", 0) + 1
             return task
@@ -261,28 +276,151 @@ def _solver_report(ms: list[SolverMeasurement], tasks: list[Task], *, k: int, te
     }
 
 
-def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 0, model: Any = None,
-                on_progress: Callable[[str, int, int], None] | None = None, calibrate: bool = True,
-                coverage_targets: dict[str, int] | None = None, index: NgramIndex | None | bool = True,
-                oversample: float = 1.3, solver_rollouts: int = 0, solver_temperature: float = 0.7,
-                solver_max_turns: int | None = None, solver_workers: int | None = None) -> TaskBuildResult:
-    """Sample, execute, realize, check and calibrate ``n`` tasks over ``envs`` (``Environment``s).
+ProgressFn = Callable[[str, int, int], None]
 
-    ``on_progress(stage, done, total)`` is called as stages advance. ``index``: True loads the
-    cached BFCL / tau2-bench n-gram index, an ``NgramIndex`` is used as given, None/False skips
-    decontamination (reported as unavailable). ``coverage_targets`` maps 'env/tool' to the number
-    of tasks that should use it (default: every tool of every env at least once).
 
-    ``solver_rollouts=k > 0`` with a ``model``: each seed task's pass rate is measured from k
-    rollouts with the model as the solver (temperature ``solver_temperature``, at most
-    ``solver_max_turns`` assistant messages when given, else the task's turn limit;
-    ``solver_workers`` tasks at a time, default the model's ``concurrency``) and that rate, not
-    the structural proxy, is the MILP's p^ (see the module docstring). Cost: up to
-    n * k * turn_limit model calls. Ignored without a model.
-    """
-    by_name = dict(envs) if isinstance(envs, Mapping) else {e.spec.name: e for e in envs}
-    report = TaskReport(requested=n)
-    t0 = time.perf_counter()
+@dataclass
+class _Seeds:
+    """Seed tasks with the executed plans behind them, and every kept plan of the sampling rounds."""
+
+    pairs: list[tuple[GoldResult, Task]] = field(default_factory=list)
+    results: list[GoldResult] = field(default_factory=list)
+    sample_seconds: float = 0.0
+
+
+def _seed_tasks(b: _Builder, n: int, seed: int, on_progress: ProgressFn | None) -> _Seeds:
+    """Sample and execute plans in rounds, realizing and checking each kept one, until ``n`` tasks
+    pass (or the rounds run out)."""
+    cfg, report = b.config, b.report
+    out = _Seeds()
+    want = max(1, math.ceil(n * cfg.oversample) + cfg.extra_plans)
+    for round_ in range(cfg.rounds):
+        if len(out.pairs) >= n:
+            break
+        ts = time.perf_counter()
+        run = run_sampling(list(b.envs.values()), want, seed=seed + cfg.round_seed_stride * round_,
+                           config=cfg.sampler,
+                           on_progress=(lambda i: on_progress("sample", i, want)) if on_progress else None)
+        out.sample_seconds += time.perf_counter() - ts
+        report.plans_sampled += len(run.results)
+        kept = run.kept
+        report.plans_executed_ok += len(kept)
+        out.results.extend(kept)
+        for g in kept:
+            if len(out.pairs) >= n:
+                break
+            report.candidates += 1
+            t = b.make(g, task_id=f"{g.plan.env}-s{seed}-{len(out.pairs):05d}")
+            if t is not None:
+                out.pairs.append((g, t))
+            if on_progress:
+                on_progress("check", len(out.pairs), n)
+        want = max(cfg.refill_min, math.ceil((n - len(out.pairs)) * cfg.oversample * cfg.refill_factor))
+    return out
+
+
+def _measure(b: _Builder, seeds: list[tuple[GoldResult, Task]], k: int, seed: int, p_hat: list[float],
+             on_progress: ProgressFn | None) -> list[SolverMeasurement | None]:
+    """Measured pass rates (k solver rollouts per seed task): written onto the tasks and into
+    ``p_hat``, the rates the MILP uses; the solver figures go to the report."""
+    cfg, model = b.config, b.model
+    ts = time.perf_counter()
+    ledger = getattr(model, "ledger", None)
+    n0 = len(ledger) if ledger is not None else 0
+    workers = cfg.solver_workers if cfg.solver_workers is not None else int(getattr(model, "concurrency", 1) or 1)
+    ms = _measure_seeds(seeds, b.envs, model, k=k, seed=seed, temperature=cfg.solver_temperature,
+                        max_turns=cfg.solver_max_turns, workers=workers, on_progress=on_progress)
+    for i, ((_, t), m) in enumerate(zip(seeds, ms)):
+        p_hat[i] = m.pass_rate
+        d = t.difficulty
+        d.measured_pass_rate = m.pass_rate
+        d.features.update({"pass_rate_from_solver": 1.0, "p_hat": m.pass_rate, "solver_k": float(k),
+                           "solver_successes": float(m.successes),
+                           "solver_model_errors": float(m.model_errors)})
+    if ledger is not None:
+        usage = _ledger_summary(ledger.records[n0:])
+    else:  # a model without a ledger: the tokens the rollouts saw
+        usage = {"prompt_tokens": sum(m.prompt_tokens for m in ms),
+                 "completion_tokens": sum(m.completion_tokens for m in ms)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    b.report.solver = _solver_report(ms, [t for _, t in seeds], k=k, temperature=cfg.solver_temperature, usage=usage)
+    b.report.timings["solver"] = round(time.perf_counter() - ts, 3)
+    return list(ms)
+
+
+def _action_candidates(b: _Builder, sd: _Seeds, seed: int) -> tuple[list[list[Any]], list[list[bool]], list[list[set[str]]]]:
+    """Per seed task and calibration action: the edited plan (None: not feasible) and the tools it uses."""
+    read_only: dict[str, list[Any]] = {}
+    for g in sd.results:
+        spec = b.envs[g.plan.env].spec
+        # Read-only means no writes at all: a create-then-delete plan leaves the state as
+        # it was but still asks for two changes.
+        if (not g.changed_state and len(g.plan.steps) <= 3
+                and not any(spec.tool(s.tool).writes for s in g.plan.steps)):
+            read_only.setdefault(g.plan.env, []).append(g.plan)
+    cands: list[list[Any]] = []
+    feas: list[list[bool]] = []
+    tools: list[list[set[str]]] = []
+    for i, (g, _) in enumerate(sd.pairs):
+        spec = b.envs[g.plan.env].spec
+        pool = read_only.get(g.plan.env, [])
+        # A partner that repeats one of this plan's calls would make the request say it twice.
+        partner = pick_partner(g.plan, pool, i * 7 + seed) if pool else None
+        row, frow, trow = [], [], []
+        for a in ACTIONS:
+            p = edit_plan(a, g.plan, g.calls, spec, partner=partner)
+            row.append(p)
+            frow.append(p is not None)
+            trow.append({f"{g.plan.env}/{s.tool}" for s in (p or g.plan).steps})
+        cands.append(row)
+        feas.append(frow)
+        tools.append(trow)
+    return cands, feas, tools
+
+
+def _calibrate(b: _Builder, sd: _Seeds, p_hat: list[float], measured: list[SolverMeasurement | None], seed: int,
+               coverage_targets: dict[str, int] | None, on_progress: ProgressFn | None
+               ) -> tuple[list[Task], list[float]]:
+    """One MILP-chosen edit per seed task, applied and re-checked (reverted when it fails).
+    Returns the final tasks and the pass rate each is expected to have."""
+    report = b.report
+    cands, feas, tools = _action_candidates(b, sd, seed)
+    targets = coverage_targets
+    if targets is None:
+        targets = {f"{name}/{tl.name}": 1 for name, e in b.envs.items() for tl in e.spec.tools}
+    chosen = choose_actions(p_hat, feasible=feas, tools=tools, targets=targets)
+    tasks: list[Task] = []
+    targets_after: list[float] = []
+    for i, ((g, t), (action, _score)) in enumerate(zip(sd.pairs, chosen)):
+        report.actions[action] = report.actions.get(action, 0) + 1
+        plan = cands[i][ACTIONS.index(action)]
+        final = None
+        if action.startswith("different"):
+            final = b.make(g, t.task_id, action=action, variant=1 + (action == "different-breadth"), count=False)
+        elif plan is not None:
+            ng = execute_plan(b.envs[plan.env], plan, initial_hash=g.initial_hash)
+            if ng.ok:
+                final = b.make(ng, t.task_id, action=action, count=False)
+        if final is None:
+            report.edits_reverted[action] = report.edits_reverted.get(action, 0) + 1
+            t.difficulty.calibration_action = f"{action} (reverted)"
+            final = t
+        else:
+            final.difficulty.features["predicted_before"] = t.difficulty.predicted_pass_rate
+            final.difficulty.features["predicted_target"] = predicted_after(p_hat[i], action)
+            if measured[i] is not None:
+                # An edited task is a new task: the seed's measured rate does not apply to it.
+                final.difficulty.measured_pass_rate = None
+                final.difficulty.features["measured_before"] = measured[i].pass_rate
+                final.difficulty.features["pass_rate_from_solver"] = 1.0
+        targets_after.append(p_hat[i] if final is t else predicted_after(p_hat[i], action))
+        tasks.append(final)
+        if on_progress:
+            on_progress("calibrate", i + 1, len(sd.pairs))
+    return tasks, targets_after
+
+
+def _load_index(index: NgramIndex | None | bool, report: TaskReport) -> NgramIndex | None:
     if index is True:
         index = load_benchmark_index()
     elif index is False:
@@ -292,130 +430,59 @@ def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 
         report.decontam_unavailable = dict(index.unavailable)
     else:
         report.decontam_unavailable = {"bfcl": "bfcl index unavailable (decontamination skipped)"}
+    return index
+
+
+def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 0, model: Any = None,
+                on_progress: ProgressFn | None = None, calibrate: bool = True,
+                coverage_targets: dict[str, int] | None = None, index: NgramIndex | None | bool = True,
+                solver_rollouts: int = 0, config: TaskConfig | None = None) -> TaskBuildResult:
+    """Sample, execute, realize, check and calibrate ``n`` tasks over ``envs`` (``Environment``s).
+
+    ``on_progress(stage, done, total)`` is called as stages advance. ``index``: True loads the
+    cached BFCL / tau2-bench n-gram index, an ``NgramIndex`` is used as given, None/False skips
+    decontamination (reported as unavailable). ``coverage_targets`` maps 'env/tool' to the number
+    of tasks that should use it (default: every tool of every env at least once). ``config``:
+    rounds, oversampling, hide rate, turn limits, solver settings and the sampler's settings
+    (default ``TaskConfig()``).
+
+    ``solver_rollouts=k > 0`` with a ``model``: each seed task's pass rate is measured from k
+    rollouts with the model as the solver (``config.solver_temperature``, at most
+    ``config.solver_max_turns`` assistant messages when given, else the task's turn limit;
+    ``config.solver_workers`` tasks at a time, default the model's ``concurrency``) and that
+    rate, not the structural proxy, is the MILP's p^ (see the module docstring). Cost: up to
+    n * k * turn_limit model calls. Ignored without a model.
+    """
+    cfg = config or TaskConfig()
+    by_name = dict(envs) if isinstance(envs, Mapping) else {e.spec.name: e for e in envs}
+    report = TaskReport(requested=n)
+    t0 = time.perf_counter()
+    b = _Builder(by_name, seed, _load_index(index, report), model, report, cfg)
     report.timings["index"] = round(time.perf_counter() - t0, 3)
-    b = _Builder(by_name, seed, index, model, report)
 
     # 1. seed tasks
-    seeds: list[tuple[GoldResult, Task]] = []
     t1 = time.perf_counter()
-    want = max(1, math.ceil(n * oversample) + 5)
-    round_ = 0
-    results: list[GoldResult] = []
-    sample_s = 0.0
-    while len(seeds) < n and round_ < 4:
-        ts = time.perf_counter()
-        run = run_sampling(list(by_name.values()), want, seed=seed + 1000 * round_,
-                           on_progress=(lambda i: on_progress("sample", i, want)) if on_progress else None)
-        sample_s += time.perf_counter() - ts
-        report.plans_sampled += len(run.results)
-        kept = run.kept
-        report.plans_executed_ok += len(kept)
-        results.extend(kept)
-        for k, g in enumerate(kept):
-            if len(seeds) >= n:
-                break
-            report.candidates += 1
-            t = b.make(g, task_id=f"{g.plan.env}-s{seed}-{len(seeds):05d}")
-            if t is not None:
-                seeds.append((g, t))
-            if on_progress:
-                on_progress("check", len(seeds), n)
-        round_ += 1
-        want = max(10, math.ceil((n - len(seeds)) * oversample * 1.5))
-    report.timings["sample_execute"] = round(sample_s, 3)
-    report.timings["realize_check"] = round(time.perf_counter() - t1 - sample_s, 3)
-    before = [t.difficulty.predicted_pass_rate for _, t in seeds]
+    sd = _seed_tasks(b, n, seed, on_progress)
+    report.timings["sample_execute"] = round(sd.sample_seconds, 3)
+    report.timings["realize_check"] = round(time.perf_counter() - t1 - sd.sample_seconds, 3)
+    before = [t.difficulty.predicted_pass_rate for _, t in sd.pairs]
     report.histogram_before = _hist(before)
     report.mean_pass_rate_before = round(sum(before) / len(before), 4) if before else 0.0
 
     # 1b. measured pass rates (solver rollouts): the MILP's p^ where available
     p_hat = list(before)
-    measured: list[SolverMeasurement | None] = [None] * len(seeds)
+    measured: list[SolverMeasurement | None] = [None] * len(sd.pairs)
     k = solver_rollouts if model is not None else 0
-    if k > 0 and seeds:
-        ts = time.perf_counter()
-        ledger = getattr(model, "ledger", None)
-        n0 = len(ledger) if ledger is not None else 0
-        workers = solver_workers if solver_workers is not None else int(getattr(model, "concurrency", 1) or 1)
-        ms = _measure_seeds(seeds, by_name, model, k=k, seed=seed, temperature=solver_temperature,
-                            max_turns=solver_max_turns, workers=workers, on_progress=on_progress)
-        for i, ((_, t), m) in enumerate(zip(seeds, ms)):
-            measured[i] = m
-            p_hat[i] = m.pass_rate
-            d = t.difficulty
-            d.measured_pass_rate = m.pass_rate
-            d.features.update({"pass_rate_from_solver": 1.0, "p_hat": m.pass_rate, "solver_k": float(k),
-                               "solver_successes": float(m.successes),
-                               "solver_model_errors": float(m.model_errors)})
-        if ledger is not None:
-            usage = _ledger_summary(ledger.records[n0:])
-        else:  # a model without a ledger: the tokens the rollouts saw
-            usage = {"prompt_tokens": sum(m.prompt_tokens for m in ms),
-                     "completion_tokens": sum(m.completion_tokens for m in ms)}
-            usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        report.solver = _solver_report(ms, [t for _, t in seeds], k=k, temperature=solver_temperature, usage=usage)
-        report.timings["solver"] = round(time.perf_counter() - ts, 3)
+    if k > 0 and sd.pairs:
+        measured = _measure(b, sd.pairs, k, seed, p_hat, on_progress)
 
     # 2. calibration
     t2 = time.perf_counter()
-    tasks: list[Task] = []
     targets_after: list[float] = []
-    if calibrate and seeds:
-        read_only = {}
-        for g in results:
-            spec = by_name[g.plan.env].spec
-            # Read-only means no writes at all: a create-then-delete plan leaves the state as
-            # it was but still asks for two changes.
-            if (not g.changed_state and len(g.plan.steps) <= 3
-                    and not any(spec.tool(s.tool).writes for s in g.plan.steps)):
-                read_only.setdefault(g.plan.env, []).append(g.plan)
-        cands: list[list[Any]] = []
-        feas, tools = [], []
-        for i, (g, t) in enumerate(seeds):
-            spec = by_name[g.plan.env].spec
-            pool = read_only.get(g.plan.env, [])
-            # A partner that repeats one of this plan's calls would make the request say it twice.
-            partner = pick_partner(g.plan, pool, i * 7 + seed) if pool else None
-            row, frow, trow = [], [], []
-            for a in ACTIONS:
-                p = edit_plan(a, g.plan, g.calls, spec, partner=partner)
-                row.append(p)
-                frow.append(p is not None)
-                trow.append({f"{g.plan.env}/{s.tool}" for s in (p or g.plan).steps})
-            cands.append(row), feas.append(frow), tools.append(trow)
-        targets = coverage_targets
-        if targets is None:
-            targets = {f"{name}/{tl.name}": 1 for name, e in by_name.items() for tl in e.spec.tools}
-        chosen = choose_actions(p_hat, feasible=feas, tools=tools, targets=targets)
-        for i, ((g, t), (action, _score)) in enumerate(zip(seeds, chosen)):
-            report.actions[action] = report.actions.get(action, 0) + 1
-            plan = cands[i][ACTIONS.index(action)]
-            final = None
-            if action.startswith("different"):
-                final = b.make(g, t.task_id, action=action, variant=1 + (action == "different-breadth"), count=False)
-            elif plan is not None:
-                env = by_name[plan.env]
-                ng = execute_plan(env, plan, initial_hash=g.initial_hash)
-                if ng.ok:
-                    final = b.make(ng, t.task_id, action=action, count=False)
-            if final is None:
-                report.edits_reverted[action] = report.edits_reverted.get(action, 0) + 1
-                t.difficulty.calibration_action = f"{action} (reverted)"
-                final = t
-            else:
-                final.difficulty.features["predicted_before"] = t.difficulty.predicted_pass_rate
-                final.difficulty.features["predicted_target"] = predicted_after(p_hat[i], action)
-                if measured[i] is not None:
-                    # An edited task is a new task: the seed's measured rate does not apply to it.
-                    final.difficulty.measured_pass_rate = None
-                    final.difficulty.features["measured_before"] = measured[i].pass_rate
-                    final.difficulty.features["pass_rate_from_solver"] = 1.0
-            targets_after.append(p_hat[i] if final is t else predicted_after(p_hat[i], action))
-            tasks.append(final)
-            if on_progress:
-                on_progress("calibrate", i + 1, len(seeds))
+    if calibrate and sd.pairs:
+        tasks, targets_after = _calibrate(b, sd, p_hat, measured, seed, coverage_targets, on_progress)
     else:
-        tasks = [t for _, t in seeds]
+        tasks = [t for _, t in sd.pairs]
     report.timings["calibrate"] = round(time.perf_counter() - t2, 3)
     after = [t.difficulty.predicted_pass_rate for t in tasks]
     report.histogram_after = _hist(after)
@@ -427,6 +494,7 @@ def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 
     ledger = getattr(model, "ledger", None) if model is not None else None
     if ledger is not None:
         report.model_usage = ledger.summary().model_dump()
-    report.samples = [t.goal for t in tasks[:: max(1, len(tasks) // 6)][:6]]
+    shown = cfg.samples_shown
+    report.samples = [t.goal for t in tasks[:: max(1, len(tasks) // shown)][:shown]] if shown else []
     report.timings["total"] = round(time.perf_counter() - t0, 3)
     return TaskBuildResult(tasks, report)

@@ -24,21 +24,12 @@ import re
 from typing import Any
 
 from ..llm import ChatMessage, ChatModel
+from ..text import english, format_plain, phrases, singular
 from ..spec import Task
 
-__all__ = ["UserSimulator", "fact_name", "fact_tokens", "match_asked_facts", "is_question", "format_value"]
+__all__ = ["UserSimulator", "fact_name", "fact_tokens", "match_asked_facts", "is_question"]
 
 _WORD = re.compile(r"[a-z0-9]+")
-# Words that say nothing about which fact is meant.
-_STOP = {"the", "a", "an", "of", "for", "to", "your", "my", "is", "are", "what", "which", "should", "i", "use",
-         "you", "me", "please", "could", "can", "tell", "would", "like", "this", "that", "it", "do", "have"}
-_SYNONYMS = {
-    "email": {"mail", "e"},
-    "dob": {"birth", "birthday"},
-    "qty": {"quantity"},
-}
-_TOOL_VERBS = {"create", "update", "delete", "cancel", "reserve", "book", "pay", "refund", "assign", "check",
-               "add", "set", "remove", "send", "submit", "approve", "reject", "close", "open", "transfer", "issue"}
 _ASK = re.compile(r"\b(please (provide|share|tell|confirm|send|give)|let me know|i need (your|the)|could you (tell|give|share|provide))\b")
 _CONFIRM = re.compile(r"\b(shall i|should i|do you want|would you like|is that (right|correct|ok)|can i go ahead|"
                       r"go ahead|confirm|correct\?|ok\?|proceed)\b")
@@ -49,17 +40,13 @@ def fact_name(key: str) -> str:
     -> "passengers" (a tool's parameter needs no tool name)."""
     owner, _, field = key.split("#", 1)[0].rpartition(".")
     words = field.replace("-", "_").split("_")
-    if owner and owner.split("_")[0] not in _TOOL_VERBS:
+    if owner and owner.split("_")[0] not in english().questions.tool_verbs:
         return " ".join(owner.split("_") + words)
     return " ".join(words)
 
 
 def _stem(w: str) -> str:
-    if len(w) > 3 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return w
+    return singular(w)
 
 
 def _tokens(text: str) -> set[str]:
@@ -69,8 +56,9 @@ def _tokens(text: str) -> set[str]:
 def fact_tokens(key: str) -> tuple[set[str], set[str]]:
     """(field tokens that must all be named, owner tokens that make the match more specific)."""
     owner, _, field = key.split("#", 1)[0].rpartition(".")
-    ftoks = {_stem(w) for w in _WORD.findall(field.replace("_", " ").lower())} - _STOP
-    otoks = {_stem(w) for w in _WORD.findall(owner.replace("_", " ").lower())} - _STOP
+    stop = english().questions.stop_words
+    ftoks = {_stem(w) for w in _WORD.findall(field.replace("_", " ").lower())} - stop
+    otoks = {_stem(w) for w in _WORD.findall(owner.replace("_", " ").lower())} - stop
     return ftoks or {field.lower()}, otoks
 
 
@@ -78,7 +66,7 @@ def _mentions(words: set[str], need: set[str]) -> bool:
     for t in need:
         if t in words:
             continue
-        if any(s in words for s in _SYNONYMS.get(t, ())):
+        if any(s in words for s in english().questions.synonyms.get(t, ())):
             continue
         return False
     return True
@@ -120,45 +108,6 @@ def _sentences(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def format_value(v: Any) -> str:
-    """A fact's value as a person says it (strings verbatim, so a checker can find them)."""
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, list):
-        return ", ".join(format_value(x) for x in v)
-    if isinstance(v, dict):
-        return json.dumps(v, sort_keys=True)
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
-_OPEN = {
-    "terse": ["{t}"],
-    "polite": ["Hello! {t}", "Hi, {t}", "Good morning. {t}"],
-    "chatty": ["Hi there, hope your day is going well! {t}", "Hello! I have something I need help with. {t}"],
-    "hurried": ["Quick one: {t}", "{t} I'm in a bit of a rush."],
-}
-_NEXT = {
-    "terse": ["{t}"],
-    "polite": ["Thank you. {t}", "Great, thanks. {t}", "Thanks! {t}"],
-    "chatty": ["Wonderful, thank you so much! One more thing: {t}", "That's great, thanks! Also, {t}"],
-    "hurried": ["OK. Next: {t}", "Fine. {t}"],
-}
-_REVEAL = {
-    "terse": ["{f}."],
-    "polite": ["Sure, {f}.", "Of course: {f}."],
-    "chatty": ["Oh, of course! {f}.", "Sure thing, {f}."],
-    "hurried": ["{f}.", "It's {f}."],
-}
-_CONFIRM_YES = {
-    "terse": ["Yes."],
-    "polite": ["Yes, please go ahead.", "Yes, that's right, thank you."],
-    "chatty": ["Yes, that sounds perfect, please go ahead!"],
-    "hurried": ["Yes, go ahead."],
-}
-_UNKNOWN = "Sorry, I don't know that. What I need is: {t}"
-
 _LLM_SYSTEM = """You are role-playing a customer talking to an assistant. Stay in character.
 Your name: {name}. Your style: {style}.
 Your overall goal: {goal}
@@ -194,7 +143,7 @@ class UserSimulator:
         return self.subgoals[min(self.index, len(self.subgoals) - 1)]
 
     def opening(self) -> str:
-        text = self._say(_OPEN, t=self.current)
+        text = self._say("user_open", t=self.current)
         if self.model is not None:
             text = self._llm("Open the conversation by asking for what you need right now.", {}, fallback=text)
         self.history.append(ChatMessage.user(text))
@@ -216,8 +165,8 @@ class UserSimulator:
             for k in asked:
                 if k in self.hidden:
                     self.revealed[k] = self.hidden[k]
-            facts = "; ".join(f"the {fact_name(k)} is {format_value(v)}" for k, v in reveal.items())
-            text = self._say(_REVEAL, f=facts[0].upper() + facts[1:] if self.task.persona.style == "terse" else facts)
+            facts = "; ".join(f"the {fact_name(k)} is {format_plain(v)}" for k, v in reveal.items())
+            text = self._say("user_reveal", f=facts[0].upper() + facts[1:] if self.task.persona.style == "terse" else facts)
             if self.model is not None:
                 text = self._llm("Answer the assistant's question with the revealable facts.", reveal, fallback=text)
         elif any(_CONFIRM.search(q.lower()) for q in questions):
@@ -225,7 +174,7 @@ class UserSimulator:
             if self.model is not None:
                 text = self._llm("Confirm or correct what the assistant proposed.", {}, fallback=text)
         else:
-            text = _UNKNOWN.format(t=self.current)
+            text = phrases("user_unknown")[0].format(t=self.current)
             if self.model is not None:
                 text = self._llm("You do not know the answer; say so and restate what you need.", {}, fallback=text)
         self.history.append(ChatMessage.user(text))
@@ -233,7 +182,8 @@ class UserSimulator:
 
     # ---- internals --------------------------------------------------------------------------
 
-    def _say(self, table: dict[str, list[str]], **kw: str) -> str:
+    def _say(self, name: str, **kw: str) -> str:
+        table = phrases(name)
         options = table.get(self.task.persona.style) or table["polite"]
         return self.rng.choice(options).format(**kw)
 
@@ -242,7 +192,7 @@ class UserSimulator:
         if self.index >= len(self.subgoals):
             self.done = True
             return None
-        text = self._say(_NEXT, t=self.current)
+        text = self._say("user_next", t=self.current)
         if self.model is not None:
             text = self._llm("The assistant finished the previous part; now ask for what you need next.", {},
                              fallback=text)
@@ -254,10 +204,10 @@ class UserSimulator:
         low = message.lower()
         holdable = {**self.known, **self.revealed}
         for k in match_asked_facts(message, list(holdable)):
-            v = format_value(holdable[k]).lower()
+            v = format_plain(holdable[k]).lower()
             if v and v not in low:
-                return f"Not quite: the {fact_name(k)} is {format_value(holdable[k])}."
-        return self._say(_CONFIRM_YES)
+                return f"Not quite: the {fact_name(k)} is {format_plain(holdable[k])}."
+        return self._say("user_confirm")
 
     def _llm(self, instruction: str, reveal: dict[str, Any], *, fallback: str) -> str:
         p = self.task.persona
@@ -283,7 +233,7 @@ def _guard_hidden(text: str, hidden: dict[str, Any], reveal: dict[str, Any], rev
     for k, v in hidden.items():
         if k in reveal or k in revealed:
             continue
-        s = format_value(v).lower()
+        s = format_plain(v).lower()
         if len(s) >= 3 and s in low:
             return ""
     return text

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from envfactory.graph import Coverage, Plan, RandomWalkSampler, Step, TopologySampler, order_plan
+import pytest
+
+from envfactory.graph import Coverage, Plan, RandomWalkSampler, SamplerConfig, Step, TopologySampler, order_plan
 from envfactory.graph.plan import iter_refs
 
 
@@ -53,7 +55,8 @@ def test_user_facts_come_from_the_initial_state(trip_desk_env):
 
 def test_under_covered_tool_share_rises(shop_env):
     def share(cov, n=300):
-        s = TopologySampler([shop_env], seed=7, coverage=cov, p_second_goal=0.0, p_branch=0.0)
+        s = TopologySampler([shop_env], seed=7, coverage=cov,
+                            config=SamplerConfig(p_second_goal=0.0, p_branch=0.0))
         plans = s.sample_many(n)
         return sum(p.goal_tools[0] == "refund_order" for p in plans) / n
 
@@ -98,9 +101,9 @@ def test_plan_round_trips_through_dict():
 
 
 def test_every_satisfiable_tool_is_covered_in_each_window(trip_desk_env):
-    from envfactory.graph import TopologySampler
+    from envfactory.graph import SamplerConfig, TopologySampler
 
-    sampler = TopologySampler([trip_desk_env], seed=3, window=100)
+    sampler = TopologySampler([trip_desk_env], seed=3, config=SamplerConfig(window=100))
     try:
         plans = sampler.sample_many(300)
     finally:
@@ -109,3 +112,60 @@ def test_every_satisfiable_tool_is_covered_in_each_window(trip_desk_env):
     for w in range(3):
         seen = {t for p in plans[w * 100:(w + 1) * 100] for t in p.tools}
         assert seen == every, (w, every - seen)
+
+
+def test_restore_undoes_every_trace_of_a_failed_try():
+    from envfactory.graph.draft import PlanDraft
+
+    draft = PlanDraft(dry_run=lambda tool, args: {"items": [{"id": 1}]}, writes={"pay"})
+    draft.add("find", {"q": "a"}, "discover")
+    draft.fact("order.total", 5.0)
+    draft.used.add(("order", "OR1"))
+    draft.goal_steps.append(0)
+    before = (list(draft.steps), list(draft.sim), dict(draft.facts), set(draft.used), set(draft.new_values))
+    mark = draft.checkpoint()
+    draft.add("pay", {"order_id": {"$ref": [0, "items", 0, "id"]}}, "goal")
+    draft.fact("order.total", 7.0)  # a second value of one key: 'order.total#2'
+    draft.fact("pay.note", "x")
+    draft.used.add(("order", "OR2"))
+    draft.new_values.add("fresh-1")
+    draft.goal_steps.append(1)
+    assert "order.total#2" in draft.facts and len(draft.steps) == 2
+    draft.restore(mark)
+    assert (draft.steps, draft.sim, draft.facts, draft.used, draft.new_values) == before
+    assert draft.goal_steps == [0]
+
+
+def test_a_failed_dry_run_is_a_sample_error_and_adds_no_step():
+    from envfactory.graph import SampleError
+    from envfactory.graph.draft import PlanDraft
+
+    def failing(tool, args):
+        raise SampleError("booking_id 'BK0' not found")
+
+    draft = PlanDraft(dry_run=failing, writes=set())
+    try:
+        draft.add("get_booking", {"booking_id": "BK0"}, "discover")
+    except SampleError as e:
+        assert "not found" in str(e)
+    else:
+        raise AssertionError("expected SampleError")
+    assert draft.steps == [] and draft.sim == []
+
+
+def test_plans_carry_no_private_keys_in_rows_or_facts(trip_desk_env):
+    plans = TopologySampler([trip_desk_env], seed=13).sample_many(200)
+    for p in plans:
+        assert not any(k.startswith("__") for k in p.user_facts)
+        for st in p.steps:
+            assert not any(str(k).startswith("__") for k in st.args)
+
+
+def test_sampler_settings_come_from_the_config(shop_env):
+    flat = TopologySampler([shop_env], seed=1, config=SamplerConfig(p_second_goal=0.0, p_branch=0.0,
+                                                                    p_create=0.0, max_depth=1))
+    plans = flat.sample_many(80)
+    assert all(len(p.goal_tools) == 1 for p in plans)
+    assert all(p.chain_length() <= 2 for p in plans)
+    with pytest.raises(ValueError):
+        SamplerConfig(p_branch=1.5)

@@ -7,8 +7,7 @@ import pytest
 
 from envfactory.graph import run_sampling
 from envfactory.runtime import load_environment
-from envfactory.spec import FieldType
-from envfactory.synth.realize import find_selections, format_value, humanize, realize_goal
+from envfactory.synth.realize import find_selections, realize_goal
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,19 +20,6 @@ def env():
 @pytest.fixture(scope="module")
 def golds(env):
     return run_sampling([env], 150, seed=2).kept
-
-
-@pytest.mark.parametrize("raw, human", [("flight_id", "flight"), ("price_per_night", "price per night"),
-                                        ("hotel_reservation", "hotel reservation")])
-def test_humanize(raw, human):
-    assert humanize(raw) == human
-
-
-def test_values_read_as_a_person_says_them():
-    assert format_value(FieldType.datetime, "departure_time", "2026-06-03T17:15:00") == "June 3, 2026 at 17:15"
-    assert format_value(FieldType.date, "check_in", "2026-06-19") == "June 19, 2026"
-    assert format_value(FieldType.enum, "cabin", "premium_economy") == "premium economy"
-    assert format_value(FieldType.number, "price", 1739.69) == "$1739.69"
 
 
 def test_goals_never_name_tools_or_undiscoverable_ids(env, golds):
@@ -109,7 +95,7 @@ def test_read_goals_carry_answer_facts_from_the_gold_output(env, golds):
 from envfactory.graph import Plan, Step, execute_plan  # noqa: E402
 from envfactory.graph.plan import REF  # noqa: E402
 from envfactory.synth.calibrate import edit_plan, pick_partner, shares_step  # noqa: E402
-from envfactory.synth.realize import _describe, field_label  # noqa: E402
+from envfactory.synth.phrasing import describe, label  # noqa: E402
 
 _AMY = {"first_name": "Amy", "last_name": "Pope", "email": "amy.pope@example.org", "phone": "+1-878-110-2781",
         "date_of_birth": "1999-03-12"}
@@ -153,8 +139,8 @@ def test_each_create_call_states_only_its_own_values(env, seed):
     g = _create_update_plus_create_delete(env)
     z = realize_goal(env.spec, g, seed=seed, hide_rate=0.0)
     for sg in z.subgoals:
-        for label in ("first name", "last name", "date of birth"):
-            assert sg.text.count(label) <= 1, sg.text
+        for said in ("first name", "last name", "date of birth"):
+            assert sg.text.count(said) <= 1, sg.text
         assert not ("Amy" in sg.text and "Kendra" in sg.text), sg.text
         assert not ("1999" in sg.text and "1996" in sg.text), sg.text
     assert "Kendra" in z.goal and "December 3, 1996" in z.goal
@@ -191,30 +177,30 @@ def test_harder_breadth_rejects_a_partner_that_repeats_a_call(env):
     assert pick_partner(g.plan, [g.plan, same], 1) is None
 
 
-@pytest.mark.parametrize("entity, fname, label", [
+@pytest.mark.parametrize("entity, fname, said", [
     ("hotel_reservation", "check_in", "check-in date"), ("hotel_reservation", "check_out", "check-out date"),
     ("booking", "created_at", "creation time"), ("traveler", "date_of_birth", "date of birth"),
     ("flight", "departure_time", "departure time"), ("booking", "flight_id", "flight"),
     ("room", "price_per_night", "price per night"),
 ])
-def test_field_labels_read_naturally(env, entity, fname, label):
-    assert field_label(env.spec, entity, fname) == label
+def test_field_labels_read_naturally(env, entity, fname, said):
+    assert label(env.spec, entity, fname) == said
 
 
 def test_field_labels_strip_suffixes_without_a_spec():
-    assert field_label(None, "car_rental", "pickup_at") == "pickup time"
-    assert field_label(None, "car_rental", "dropoff_at") == "drop-off time"
-    assert field_label(None, "member", "expires_on") == "expiry date"
-    assert field_label(None, "workout", "duration_minutes") == "duration in minutes"
-    assert field_label(None, "hotel_booking", "check_in_date") == "check-in date"
+    assert label(None, "car_rental", "pickup_at") == "pickup time"
+    assert label(None, "car_rental", "dropoff_at") == "drop-off time"
+    assert label(None, "member", "expires_on") == "expiry date"
+    assert label(None, "workout", "duration_minutes") == "duration in minutes"
+    assert label(None, "hotel_booking", "check_in_date") == "check-in date"
 
 
 def test_counts_carry_units_and_implausible_ones_are_left_out(env):
-    assert "3 guests" in _describe(env.spec, "hotel_reservation", [("guests", 3)])
-    assert "1 star" in _describe(env.spec, "hotel", [("stars", 1)])
-    d = _describe(env.spec, "booking", [("passengers", 330), ("total_price", 120.5)])
+    assert "3 guests" in describe(env.spec, "hotel_reservation", [("guests", 3)])
+    assert "1 star" in describe(env.spec, "hotel", [("stars", 1)])
+    d = describe(env.spec, "booking", [("passengers", 330), ("total_price", 120.5)])
     assert "330" not in d and "$120.5" in d
-    assert "with created at on" not in _describe(env.spec, "booking", [("created_at", "2026-05-07T10:00:00")])
+    assert "with created at on" not in describe(env.spec, "booking", [("created_at", "2026-05-07T10:00:00")])
 
 
 def test_list_goal_does_not_ask_for_what_the_user_said(env):

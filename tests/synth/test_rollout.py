@@ -10,7 +10,7 @@ from envfactory.llm import OpenAICompatModel, Reply, ScriptedOpenAIServer, Scrip
 from envfactory.spec import tool_input_schema
 from envfactory.synth.policy import OraclePolicy, TeacherPolicy
 from envfactory.synth.rollout import McpConnector, run_rollout, run_task
-from envfactory.synth.user_sim import format_value
+from envfactory.text import format_plain
 
 from ._fixtures import trip_desk, trip_desk_tasks
 
@@ -46,10 +46,10 @@ def test_oracle_asks_for_a_hidden_fact_before_the_call_that_uses_it(env, tasks):
             msgs = tr.messages
             first_use = next(i for i, m in enumerate(msgs) if m["role"] == "assistant" and any(
                 value in json.loads(c["function"]["arguments"]).values() for c in m.get("tool_calls") or []))
-            reveal = next(i for i, m in enumerate(msgs) if m["role"] == "user" and format_value(value) in m["content"])
+            reveal = next(i for i, m in enumerate(msgs) if m["role"] == "user" and format_plain(value) in m["content"])
             assert reveal < first_use
             assert msgs[reveal - 1]["role"] == "assistant" and msgs[reveal - 1]["content"].endswith("?")
-            assert not any(format_value(value) in m["content"] for m in msgs[:reveal] if m["role"] == "user")
+            assert not any(format_plain(value) in m["content"] for m in msgs[:reveal] if m["role"] == "user")
             checked += 1
     assert checked >= 10
 

@@ -1,0 +1,183 @@
+"""Rows and facts of an environment in a person's words, with the spec at hand.
+
+``envfactory.text`` knows English; this module knows which field is a date, an id, a person's
+name or a count in a given ``EnvSpec`` and says rows accordingly: "the confirmed hotel
+reservation in Paris with check-in date July 8, 2026 and 2 guests".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..spec import EnvSpec, FieldType
+from ..text import (
+    count_forms,
+    count_phrase,
+    english,
+    field_label,
+    format_value,
+    humanize,
+    implausible_count,
+    join_phrases,
+)
+
+__all__ = ["person_name", "ftype", "label", "id_like", "usable", "is_person_entity", "parse_fact_key", "value_phrase",
+           "fact_phrase", "describe", "superlative", "say_value"]
+
+
+def ftype(spec: EnvSpec, entity: str, fname: str) -> FieldType | None:
+    try:
+        return spec.entity(entity).field(fname).type
+    except KeyError:
+        return None
+
+
+def label(spec: EnvSpec | None, entity: str, fname: str) -> str:
+    """``field_label`` with the field's type read from the spec (when there is one)."""
+    ft = ftype(spec, entity, fname) if spec is not None else None
+    return field_label(fname, ft.value if ft is not None else None)
+
+
+def say_value(ft: FieldType | None, fname: str, v: Any) -> str:
+    """``format_value`` for a field of type ``ft``."""
+    return format_value(ft.value if ft is not None else None, fname, v)
+
+
+def id_like(spec: EnvSpec, entity: str, fname: str) -> bool:
+    """Whether a field holds an identifier a person would not know (keys, references, *_id)."""
+    try:
+        ent = spec.entity(entity)
+        f = ent.field(fname)
+    except KeyError:
+        return fname.endswith("_id") or fname in english().fields.id_words
+    return fname == ent.primary_key or f.ref is not None or fname.endswith("_id")
+
+
+def usable(v: Any) -> bool:
+    # Seed artefacts such as an unexpanded '{{city}} International' are not something a person says.
+    return not (isinstance(v, str) and ("{{" in v or "}}" in v))
+
+
+def is_person_entity(ent: Any) -> bool:
+    f = english().fields
+    names = {x.name for x in ent.fields}
+    return set(f.person_names) <= names or (f.person_contact <= names and f.person_word in ent.name)
+
+
+def person_name(row: dict[str, Any]) -> str | None:
+    """A person's full name from a row that has every name field filled, else None."""
+    parts = [row.get(f) for f in english().fields.person_names]
+    return " ".join(str(p) for p in parts) if all(parts) else None
+
+
+def parse_fact_key(spec: EnvSpec, key: str) -> tuple[str, str, str] | None:
+    """``entity.field`` -> ("entity", entity, field); ``tool.param`` -> ("param", entity, field)."""
+    base = key.split("#", 1)[0]
+    if "." not in base:
+        return None
+    a, b = base.split(".", 1)
+    ents = {e.name: e for e in spec.entities}
+    if a in ents and ents[a].has_field(b):
+        return ("entity", a, b)
+    tools = {t.name: t for t in spec.tools}
+    if a in tools:
+        t = tools[a]
+        try:
+            p = t.param(b)
+        except KeyError:
+            return None
+        return ("param", t.entity, p.field or b)
+    if a == "prefer" and "." in b:
+        e, f = b.split(".", 1)
+        if e in ents:
+            return ("prefer", e, f)
+    return None
+
+
+def value_phrase(spec: EnvSpec, entity: str, fname: str, v: Any, ft: FieldType | None = None) -> str:
+    """One field and its value as a person says it: "3 stops", "card method", "pickup time June 3, 2026 at 10:00"."""
+    f = english().fields
+    ft = ft or ftype(spec, entity, fname)
+    val = say_value(ft, fname, v)
+    lab = label(spec, entity, fname)
+    count = count_phrase(fname, v)
+    if count is not None:
+        return count
+    if ft == FieldType.enum or (isinstance(v, str) and lab and fname in f.kind_fields):
+        if fname in f.state_fields:
+            return f"status {val}"
+        if lab and lab.split()[-1] in val.split():
+            return val  # 'star alliance', not 'star alliance alliance'
+        if val in f.null_words:
+            return f"no {lab}"
+        return f"{val} {lab}"
+    if ft in (FieldType.date, FieldType.datetime) and fname in f.event_times:
+        return f"{fname.split('_')[0]} on {val}"
+    return f"{lab} {val}"
+
+
+def fact_phrase(spec: EnvSpec, entity: str, fname: str, v: Any) -> str:
+    if id_like(spec, entity, fname):
+        return f"reference {say_value(ftype(spec, entity, fname), fname, v)}"
+    return value_phrase(spec, entity, fname, v)
+
+
+def _bool_adj(spec: EnvSpec, entity: str, fname: str, v: Any) -> str:
+    lab = label(spec, entity, fname)
+    if v:
+        return lab.replace(" ", "-")
+    negations = english().adjectives.negations
+    if lab in negations:
+        return negations[lab]
+    if " " not in lab and lab.endswith("ed"):
+        return "un" + lab  # 'unshared', 'unstarred'
+    return "not " + lab.replace(" ", "-")
+
+
+def describe(spec: EnvSpec, entity: str, facts: list[tuple[str, Any]], article: str = "the",
+             phrase: str = "") -> str:
+    """'the confirmed available room in Paris with seat 12A' from an entity's facts."""
+    fields = english().fields
+    places = fields.place_fields
+    noun = humanize(entity)
+    adjs, place, rest = [], [], []
+    seen_fields: set[str] = set()
+    for f, v in facts:
+        if f in seen_fields or implausible_count(f, v):
+            continue  # one value per field; '330 stops' is not how anyone describes a flight
+        seen_fields.add(f)
+        ft = ftype(spec, entity, f)
+        if f in fields.state_fields and ft == FieldType.enum and not adjs:
+            adjs.append(say_value(ft, f, v))
+        elif ft == FieldType.boolean or isinstance(v, bool):
+            adjs.append(_bool_adj(spec, entity, f, v))
+        elif f in places:
+            place.append((places.index(f), say_value(ft, f, v)))
+        else:
+            rest.append(fact_phrase(spec, entity, f, v))
+    s = f"{article} {' '.join(adjs) + ' ' if adjs else ''}{noun}"
+    if place:
+        s += " in " + ", ".join(p for _, p in sorted(place))
+    if rest:
+        s += " with " + join_phrases(rest)
+    if phrase:
+        s += f" ({phrase})"
+    return s.strip()
+
+
+def superlative(fname: str, low: bool, spec: EnvSpec | None = None, entity: str = "") -> str:
+    """How a person singles out the row with the lowest (``low``) or highest value of a field:
+    "the cheapest one", "the one with the earliest departure time", "the one with the fewest stops"."""
+    adjectives = english().adjectives
+    table = adjectives.lowest if low else adjectives.highest
+    lab = label(spec, entity, fname)
+    counted = count_forms(fname)
+    if counted is not None:
+        return f"the one with the {'fewest' if low else 'most'} {counted[1]}"
+    for w in reversed(fname.split("_")):
+        if w in table:
+            adj = table[w]
+            if w in adjectives.standalone:
+                return f"the {adj} one"
+            return f"the one with the {adj} {lab}"
+    return f"the one with the {'lowest' if low else 'highest'} {lab}"
