@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 import os
+import re
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
-from ..config import project_paths
 from ._app import app, console, env_dirs, fail, handle_errors
 
 _SYNTH_HELP = """Synthesize multi-turn tool-use trajectories and write them as a Hugging Face dataset.
@@ -61,6 +49,18 @@ def synth(
     license: str = typer.Option("apache-2.0", "--license", help="License in the dataset card."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start over, replacing an existing dataset folder."),
 ) -> None:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.table import Table
+
+    from ..config import project_paths
     from ..export import synthesize_dataset
     from ..runtime import load_environment
     from ..synth.policy import OraclePolicy, TeacherPolicy
@@ -160,6 +160,8 @@ def push(
     dry_run: bool = typer.Option(False, "--dry-run", help="List the files that would be uploaded; needs no token or network."),
 ) -> None:
     """Upload a dataset folder (card + Parquet files) to the Hugging Face Hub (token: HF_TOKEN or 'hf auth login')."""
+    from rich.table import Table
+
     from ..export import push_dataset
 
     if not path.is_dir():
