@@ -149,12 +149,17 @@ def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = Non
 
 
 def bind_listener(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to ``host:port`` (port 0: a free one; read it from ``getsockname()``)."""
+    """A listening TCP socket on ``host:port`` (port 0: a free one; read it from ``getsockname()``).
+
+    Listening already, so a client told the port connects at once: its request waits in the
+    backlog until the server's loop accepts it.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family=family, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's default backlog
     except OSError as e:
         sock.close()
         raise ServeError(f"cannot listen on {host}:{port}: {e.strerror or e}") from e
@@ -166,8 +171,8 @@ def serve_http(envs: Sequence[Environment], config: ServeConfig | None = None, *
                on_listening: Callable[[str, int], None] | None = None) -> None:
     """Run the HTTP server until interrupted (uvicorn on ``config.host:config.port``).
 
-    The socket is bound before the server starts, so ``on_listening(host, port)`` is told the
-    real port (``config.port`` 0 picks a free one) before the first request can arrive.
+    The socket listens before the server starts, so ``on_listening(host, port)`` is told the
+    real port (``config.port`` 0 picks a free one) and the caller may connect right away.
     """
     import uvicorn
 
