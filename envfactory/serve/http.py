@@ -26,7 +26,6 @@ from ..errors import ServeError
 from ..runtime import Environment
 from .config import ServeConfig
 from .control import build_control_routes
-from .fastpath import ToolCallFastPath
 from .pool import SessionPool
 from .server import EnvMCPServer, build_mcp_server
 
@@ -65,6 +64,22 @@ class _BearerGuard:
 
 
 _ANY_METHOD = ["GET", "POST", "DELETE", "PUT", "PATCH"]
+
+
+_fast_path_import_error: list[str] = []  # reported once per process
+
+
+def _fast_path_class() -> Any:
+    """``ToolCallFastPath``, or None when this mcp SDK lacks a module it imports (then the SDK serves all)."""
+    try:
+        from .fastpath import ToolCallFastPath
+    except ImportError as e:
+        if not _fast_path_import_error:
+            _fast_path_import_error.append(str(e))
+            logger.warning("serve fast path off: this mcp SDK lacks what it imports (%s); tools/call goes "
+                           "through the SDK (same answers, more CPU)", e)
+        return None
+    return ToolCallFastPath
 
 
 def _endpoint_list(paths: list[str]) -> Callable[[Request], Any]:
@@ -114,9 +129,10 @@ def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = Non
         servers[env.name] = server
         managers.append(manager)
         endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
-        if config.fast_path and config.json_response:  # the fast path answers plain JSON only
-            endpoint = fast_paths[env.name] = ToolCallFastPath(endpoint, manager, server, security,
-                                                               config.max_body_bytes)
+        fast_path_cls = _fast_path_class() if config.fast_path and config.json_response else None
+        if fast_path_cls is not None:  # the fast path answers plain JSON only
+            endpoint = fast_paths[env.name] = fast_path_cls(endpoint, manager, server, security,
+                                                            config.max_body_bytes)
         routes.append(Route(mcp_path(env.name), endpoint=endpoint))
     pools: dict[str, SessionPool] = {n: s.pool for n, s in servers.items()}
     routes += build_control_routes(pools, config, security)
