@@ -35,6 +35,9 @@ from envfactory.evaluation.checker import check_ast, check_multi_turn, compare_o
 
 from .test_checker import ANSWER, CALL_CASES, WEATHER
 
+# bfcl-eval is installed from the package registry on first use; the shipped-data runs take ~30 s
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20240611
 MIN_AGREEMENT = 0.995
