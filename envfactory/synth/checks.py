@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import RuntimeToolError
 from ..reward import normalize_text, score_trajectory
 from ..spec import EnvSpec, ToolKind
 from .decontam import DEFAULT_THRESHOLD, NgramIndex
@@ -46,7 +47,7 @@ def _replay(env: Any, task: Task) -> tuple[str, dict, list[dict]]:
             try:
                 s.call(g.tool, g.args)
                 calls.append({"tool": g.tool, "args": g.args, "ok": True, "writes": env.spec.tool(g.tool).writes})
-            except Exception as e:  # a RuntimeToolError: the gold run no longer works
+            except RuntimeToolError as e:  # the gold run no longer works
                 calls.append({"tool": g.tool, "args": g.args, "ok": False, "error": getattr(e, "code", "error")})
         return s.state_hash(), s.diff().to_dict(), calls
 

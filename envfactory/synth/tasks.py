@@ -35,6 +35,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from ..errors import ModelError
 from ..graph import GoldResult, execute_plan, run_sampling
 from ..graph.plan import iter_refs, is_ref
 from ..reward import RewardSpec
@@ -133,7 +134,7 @@ def rewrite_goal_with_model(model: Any, goal: str, *, seed: int = 0) -> str | No
     try:
         r = model.complete([{"role": "user", "content": _REWRITE_PROMPT + goal}], temperature=0.7, seed=seed,
                            response_format={"type": "json_object"})
-    except Exception:  # ModelError and transport failures: keep the template goal
+    except ModelError:  # backends raise it for transport failures too: keep the template goal
         return None
     text = (r.content or "").strip()
     try:
