@@ -110,7 +110,7 @@ def _report_model_errors(summary: dict[str, Any]) -> None:
     causes = summary.get("model_error_causes", {})
     cause = next(iter(causes), "unknown")
     if failed == total:
-        fail(f"every entry failed on a model error ({failed}/{total}); the first cause: {cause}", code=1)
+        fail(f"every entry failed on a model error ({failed}/{total}); the commonest cause: {cause}", code=1)
     err_console.print(f"[yellow]warning:[/] {failed}/{total} entries failed on a model error (scored as wrong); "
                       f"commonest cause: {cause}", highlight=False)
 
