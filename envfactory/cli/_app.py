@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from .. import __version__
 from ..errors import EnvFactoryError
@@ -28,8 +29,45 @@ __all__ = ["app", "console", "err_console", "fail", "handle_errors", "domain_dir
 
 ROOT_ENV = "ENVFACTORY_ROOT"
 
+class _PathOption:
+    """Coerce a path option with ``Path()`` (None stays None)."""
+
+    def coerce(self, value: Any, *args: Any, **kwargs: Any) -> Path | None:
+        return None if value is None else Path(value)
+
+
+class _Flag:
+    """A flag's value is already a bool."""
+
+    def coerce(self, value: Any, *args: Any, **kwargs: Any) -> bool:
+        return bool(value)
+
+
+class _RootGroup(TyperGroup):
+    """The root group, whose own options are parsed for every command, ``<command> --help`` included.
+
+    typer coerces every option that is not a flag through a pydantic TypeAdapter, and importing
+    pydantic for that costs more than the whole start-up budget; ``--root`` and ``--config`` need
+    only ``Path()``, the flags nothing. typer keeps a parameter's coercion in its (private)
+    ``_runtime_param`` slot, built on first use: where that slot exists and is empty we fill it;
+    a typer without it coerces as usual (``tests/cli/test_startup.py`` checks both).
+    """
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)  # the declared options and the help option
+        for param in params:
+            if getattr(param, "_runtime_param", False) is not None:
+                continue  # not typer's slot, or already built
+            if getattr(param, "is_flag", False):
+                param._runtime_param = _Flag()
+            elif param.name in ("root", "config"):
+                param._runtime_param = _PathOption()
+        return params
+
+
 app = typer.Typer(
     name="envfactory",
+    cls=_RootGroup,
     help=(
         "Build executable, verified tool environments for LLM agents from API documentation, "
         "serve them over MCP, and synthesize and evaluate trajectories on them."

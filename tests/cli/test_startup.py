@@ -53,10 +53,39 @@ def test_importing_the_cli_loads_no_heavy_library():
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["inspect", "--help"], ["eval", "--help"],
-                                  ["serve", "--help"], ["bench", "--help"], ["sample", "--help"]])
+                                  ["serve", "--help"], ["bench", "--help"], ["sample", "--help"],
+                                  ["--root", ".", "call", "--help"]])
 def test_help_loads_no_heavy_library(argv):
     loaded = _loaded(_RUN_CLI.format(argv=argv))
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+    # typer would import pydantic to coerce the root group's options; _app._RootGroup spares it
+    assert "pydantic" not in loaded and "rich" not in loaded
+
+
+def test_root_group_fills_only_empty_typer_coercion_slots():
+    from pathlib import Path
+
+    from typer.main import get_command
+
+    from envfactory.cli import app
+    from envfactory.cli._app import _Flag, _PathOption
+
+    group = get_command(app)
+    ctx = group.make_context("envfactory", ["--root", "/tmp", "--config", "c.yaml", "inspect"])
+    assert ctx.params["root"] == Path("/tmp") and ctx.params["config"] == Path("c.yaml")
+    slots = {p.name: type(getattr(p, "_runtime_param", None)) for p in group.get_params(ctx)}
+    assert slots == {"config": _PathOption, "root": _PathOption, "version": _Flag, "help": _Flag}
+
+    class Foreign:  # a parameter of a typer without the slot: left alone
+        name, is_flag, opts, secondary_opts = "root", False, ["--foreign"], []
+
+    foreign = Foreign()
+    group.params.append(foreign)
+    try:
+        group.get_params(ctx)
+        assert not hasattr(foreign, "_runtime_param")
+    finally:
+        group.params.remove(foreign)
 
 
 def test_inspect_loads_the_runtime_but_not_what_it_does_not_use():
