@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from ..errors import ConfigError
 from ..evaluation import CATEGORIES, REFERENCE_AGENTS  # leaf modules: cheap for --help
 from ._app import app, console, env_dirs, err_console, fail, handle_errors
 

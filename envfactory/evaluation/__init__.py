@@ -28,6 +28,16 @@ if TYPE_CHECKING:
         RandomAgent,
         expected_calls,
     )
+    from .multi_turn import (
+        MultiTurnResult,
+        StateDiff,
+        TurnExecution,
+        TurnVerdict,
+        check_multi_turn,
+        compare_object_states,
+        compare_state_mappings,
+        normalize_execution_result,
+    )
     from .registry import (
         REFERENCE_AGENTS,
         build_reference_agent,
@@ -61,20 +71,12 @@ if TYPE_CHECKING:
     from .checker import (
         AST_CATEGORIES,
         CheckResult,
-        MultiTurnResult,
-        StateDiff,
-        TurnExecution,
-        TurnVerdict,
         ast_category_kind,
         category_of,
         check_ast,
         check_call,
         check_irrelevance,
-        check_multi_turn,
-        compare_object_states,
-        compare_state_mappings,
         is_empty_output,
-        normalize_execution_result,
         standardize_string,
     )
     from .report import (
@@ -135,20 +137,20 @@ _LAZY = {
     "write_jsonl": "bfcl_format",
     "AST_CATEGORIES": "checker",
     "CheckResult": "checker",
-    "MultiTurnResult": "checker",
-    "StateDiff": "checker",
-    "TurnExecution": "checker",
-    "TurnVerdict": "checker",
+    "MultiTurnResult": "multi_turn",
+    "StateDiff": "multi_turn",
+    "TurnExecution": "multi_turn",
+    "TurnVerdict": "multi_turn",
     "ast_category_kind": "checker",
     "category_of": "checker",
     "check_ast": "checker",
     "check_call": "checker",
     "check_irrelevance": "checker",
-    "check_multi_turn": "checker",
-    "compare_object_states": "checker",
-    "compare_state_mappings": "checker",
+    "check_multi_turn": "multi_turn",
+    "compare_object_states": "multi_turn",
+    "compare_state_mappings": "multi_turn",
     "is_empty_output": "checker",
-    "normalize_execution_result": "checker",
+    "normalize_execution_result": "multi_turn",
     "standardize_string": "checker",
     "summarize": "report",
     "summary_table": "report",
@@ -171,7 +173,7 @@ _LAZY = {
 }
 
 __all__ = [
-    # checker
+    # checkers (single-turn, multi-turn)
     "AST_CATEGORIES",
     "CheckResult",
     "MultiTurnResult",

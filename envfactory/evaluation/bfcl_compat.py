@@ -23,12 +23,8 @@ from typing import Any
 
 from envfactory.errors import BfclFormatError, BfclUnavailableError
 from envfactory.evaluation.bfcl_format import parse_call
-from envfactory.evaluation.checker import (
-    CheckResult,
-    MultiTurnResult,
-    TurnExecution,
-    normalize_execution_result,
-)
+from envfactory.evaluation.checker import CheckResult
+from envfactory.evaluation.multi_turn import MultiTurnResult, TurnExecution, normalize_execution_result
 
 __all__ = [
     "BfclUnavailableError",

@@ -12,7 +12,7 @@ import hmac
 import logging
 import socket
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -29,7 +29,10 @@ from .control import build_control_routes
 from .pool import SessionPool
 from .server import EnvMCPServer, build_mcp_server
 
-__all__ = ["build_http_app", "serve_http", "mcp_path"]
+if TYPE_CHECKING:
+    from .fastpath import ToolCallFastPath
+
+__all__ = ["build_http_app", "serve_http", "mcp_path", "bind_listener"]
 
 logger = logging.getLogger(__name__)
 

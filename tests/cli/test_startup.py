@@ -38,7 +38,7 @@ except SystemExit:
 
 def _loaded(setup: str, cwd=REPO) -> set[str]:
     """Top-level modules loaded in a fresh interpreter after running ``setup`` (its own stdout discarded)."""
-    code = _PROBE.format(setup=f"import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+    code = _PROBE.format(setup="import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n"
                                + "\n".join("    " + line for line in setup.strip().splitlines()))
     env = {**os.environ, "ENVFACTORY_ROOT": str(REPO)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
