@@ -10,13 +10,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .errors import EnvFactoryError
 
 if TYPE_CHECKING:
     from .runtime import Environment, Session, load_environment
     from .spec import EnvSpec, load_spec, save_spec
-
-__version__ = "0.1.0"
 
 __all__ = [
     "__version__",

@@ -12,6 +12,9 @@ Components (each in [0, 1]):
 ``reward`` is the binary, verifiable outcome a trainer should use: 1.0 exactly when the final
 state equals the gold state and the answer contains every required fact, else 0.0.
 ``partial`` is a shaped score for analysis, always < 1 unless ``reward`` is 1.
+
+The ``RewardSpec`` a run is scored against is a data shape of the task contract
+(``envfactory.spec``).
 """
 
 from __future__ import annotations
@@ -22,24 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["RewardSpec", "CallRecord", "RewardResult", "score_trajectory", "normalize_text"]
+from .spec import RewardSpec
 
-
-class RewardSpec(BaseModel):
-    """What a correct run looks like, recorded from the gold execution."""
-
-    gold_state_hash: str
-    initial_state_hash: str
-    gold_diff: dict[str, Any] = Field(default_factory=dict)  # StateDiff.to_dict()
-    gold_calls: list[dict[str, Any]] = Field(default_factory=list)  # [{"tool", "args"}]
-    masked_args: list[list[str]] = Field(default_factory=list)  # per gold call
-    required_facts: list[str] = Field(default_factory=list)
-    malformed_penalty: float = 0.05
-    extra_write_penalty: float = 0.05
-
-    @property
-    def changes_state(self) -> bool:
-        return self.gold_state_hash != self.initial_state_hash
+__all__ = ["CallRecord", "RewardResult", "score_trajectory", "normalize_text"]
 
 
 class CallRecord(BaseModel):

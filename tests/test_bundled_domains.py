@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from envfactory.build import build_domain
+from envfactory.pipelines import build_domain
 from envfactory.ingest import load_apidocs
 from envfactory.runtime import load_environment
 from envfactory.verify import smoke_check

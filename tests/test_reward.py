@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from envfactory.reward import RewardSpec, score_trajectory
+from envfactory.reward import score_trajectory
+from envfactory.spec import RewardSpec
 
 
 def _run(env, calls):

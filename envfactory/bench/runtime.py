@@ -148,6 +148,13 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
 
     rep.ops.append(OpFigure("action (cancel booking)", _time(rt_action, m, warmup=0), _time(raw_action, m, warmup=0)))
 
+    s.close()
+    _session_figures(env, rep, traveler_ids, sessions)
+    return rep
+
+
+def _session_figures(env: Environment, rep: RuntimeBenchReport, traveler_ids: list[str], sessions: int) -> None:
+    """Opening a session, the state hash after a write and in full, and an idle session's memory."""
     # new session
     def open_close(i: int) -> object:
         x = env.new_session()
@@ -167,10 +174,9 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
         samples.append(time.perf_counter_ns() - t0)
     rep.hash_after_write_us = _stats(samples)
     t0 = time.perf_counter_ns()
-    env._scan(h.conn.serialize())
+    env.snapshot_from_bytes(h.conn.serialize())
     rep.full_hash_us = (time.perf_counter_ns() - t0) / 1000
     h.close()
-    s.close()
 
     # memory of idle sessions
     gc.collect()
@@ -182,4 +188,3 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
     rep.sessions_opened = len(opened)
     for x in opened:
         x.close()
-    return rep

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import typer
 from typer.core import TyperGroup
 
-from .. import __version__
+from .._version import __version__
 from ..errors import EnvFactoryError
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ def domain_dirs(domains_root: Path | None = None) -> list[Path]:
     root = _domains_root(domains_root)
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and any(p.rglob("env.yaml")))
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and any(p.rglob("env.yaml")))
 
 
 def env_dirs(domain: str | None, env: str | None = None, domains_root: Path | None = None) -> list[Path]:
@@ -211,6 +211,7 @@ def env_dirs(domain: str | None, env: str | None = None, domains_root: Path | No
         dirs = sorted(p.parent for p in d.rglob("env.yaml"))
     else:
         dirs = sorted(p.parent for p in root.rglob("env.yaml")) if root.is_dir() else []
+    dirs = [p for p in dirs if not any(part.startswith(".") for part in p.relative_to(root).parts)]  # skip .NAME.build-* folders
     if env:
         dirs = [p for p in dirs if p.name == env]
         if not dirs:

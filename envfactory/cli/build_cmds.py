@@ -13,7 +13,7 @@ from ._app import app, console, handle_errors
 if TYPE_CHECKING:  # the build machinery loads inside the commands (start-up time: see _app)
     from rich.progress import Progress
 
-    from ..build import BuildReport
+    from ..pipelines import BuildReport
 
 
 class _Bar:
@@ -84,7 +84,7 @@ def _agent(explorer: str, model: str | None, base_url: str | None, seed: int):
         raise ConfigError(f"--explorer must be 'rules' or 'agent', got {explorer!r}")
     if not model or not base_url:
         raise ConfigError("--explorer agent needs --model NAME and --base-url URL (an OpenAI-compatible endpoint)")
-    from ..explore.agent import ExplorerAgentConfig, run_explorer_agent
+    from ..pipelines import ExplorerAgentConfig, run_explorer_agent
     from ..llm import ModelConfig, build_chat_model
 
     chat = build_chat_model(ModelConfig(model=model, base_url=base_url))
@@ -133,7 +133,7 @@ def build(
     chosen = sum(bool(x) for x in (domain, all_, source))
     if chosen != 1:
         raise ConfigError("give exactly one of --domain, --all or --source")
-    from ..build import build_domain, build_source
+    from ..pipelines import build_domain, build_source
     from ..config import project_paths
 
     agent = _agent(explorer, model, base_url, seed)

@@ -43,9 +43,16 @@ def _categories(value: Optional[str]) -> tuple[str, ...]:
     return chosen
 
 
+def _simulated_user(seed: int):
+    """The user factory for ``--user-sim``: synth's simulator (the eval harness does not import synth)."""
+    from ..synth import UserSimulator
+
+    return lambda task: UserSimulator(task, seed=seed)
+
+
 def _load_tasks(tasks_file: Optional[Path], envs: list, n: int, seed: int) -> list:
     if tasks_file is not None:
-        from ..synth.task import load_tasks
+        from ..spec import load_tasks
 
         return list(load_tasks(tasks_file))
     from ..synth.tasks import build_tasks
@@ -179,7 +186,7 @@ def eval_(
     try:
         if client is not None:
             _preflight(client, str(model))
-        report = _run(suite, agent, config, paths.domains_dir)
+        report = _run(suite, agent, config, paths.domains_dir, _simulated_user(seed) if user_sim else None)
     finally:
         if client is not None:
             client.close()
@@ -192,7 +199,7 @@ def eval_(
     _report_model_errors(summary)
 
 
-def _run(suite, agent, config, domains_root: Path):
+def _run(suite, agent, config, domains_root: Path, user_factory):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..evaluation import run_eval
@@ -204,4 +211,5 @@ def _run(suite, agent, config, domains_root: Path):
         def tick(done: int, total: int) -> None:
             progress.update(bar, completed=done, total=total)
 
-        return run_eval(suite, agent, config=config, domains_root=domains_root, on_progress=tick)
+        return run_eval(suite, agent, config=config, domains_root=domains_root, on_progress=tick,
+                        user_factory=user_factory)

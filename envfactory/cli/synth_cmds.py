@@ -61,10 +61,10 @@ def synth(
     from rich.table import Table
 
     from ..config import project_paths
-    from ..export import synthesize_dataset
+    from ..pipelines import synthesize_dataset
     from ..runtime import load_environment
     from ..synth.policy import OraclePolicy, TeacherPolicy
-    from ..synth.task import load_tasks
+    from ..spec import load_tasks
 
     if all_ == bool(domain):
         fail("give exactly one of --domain DOMAIN or --all")

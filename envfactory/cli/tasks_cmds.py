@@ -106,7 +106,7 @@ def tasks(
 
     from ..config import project_paths
     from ..runtime import load_environment
-    from ..synth.task import write_tasks
+    from ..spec import write_tasks
     from ..synth.tasks import build_tasks
 
     if bool(model) != bool(base_url):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..llm import ChatMessage, ChatModel, ChatResponse, ToolCall
-from ..synth.task import Task
+from ..spec import Task
 from .bfcl_format import Call, format_calls, ground_truth_to_calls, parse_call
 from .suites import SuiteEntry
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envfactory.bfcl_data import find_bfcl_data_dir
 from envfactory.errors import BfclFormatError, BfclUnavailableError
 from envfactory.evaluation.bfcl_format import parse_call
 from envfactory.evaluation.checker import CheckResult
@@ -89,9 +90,12 @@ def bfcl_available() -> bool:
 
 def bfcl_data_dir() -> Path:
     """The data folder shipped inside the bfcl-eval wheel (``BFCL_v4_*.json``,
-    ``possible_answer/``, ``multi_turn_func_doc/``)."""
-    package = _import("bfcl_eval")
-    return Path(package.__file__).resolve().parent / "data"
+    ``possible_answer/``, ``multi_turn_func_doc/``); BfclUnavailableError when not installed."""
+    data = find_bfcl_data_dir()
+    if data is None:
+        raise BfclUnavailableError("bfcl_eval: not installed, or it has no data folder "
+                                   "(run scripts/install_bfcl.sh to install bfcl-eval for this interpreter)")
+    return data
 
 
 def _bfcl_result(raw: Mapping[str, Any]) -> CheckResult:

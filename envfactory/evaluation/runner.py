@@ -28,7 +28,7 @@ from typing import Any, Literal
 from ..errors import EnvFactoryError, ModelError, RuntimeToolError
 from ..llm import ChatMessage, ChatResponse
 from ..reward import CallRecord, score_trajectory
-from ..synth.task import Task
+from ..spec import Task
 from .agents import Agent, AgentContext
 from .bfcl_format import BfclFormatError, format_call, parse_call, parse_calls
 from .checker import check_ast
@@ -304,16 +304,14 @@ class _Episode:
         return {self.entry.env: {"state_hash": {"model": model_hash, "ground_truth": gold_hash}}}
 
 
-def _make_user(factory: Callable[[Task], Any] | None, task: Task | None, seed: int) -> Any:
+def _make_user(factory: Callable[[Task], Any] | None, task: Task | None) -> Any:
     if task is None:
         raise SuiteError("the simulator needs the entry's task (tasks.jsonl in the suite folder)")
-    if factory is not None:
-        return factory(task)
-    try:
-        from ..synth.user_sim import UserSimulator  # the simulator is optional: imported only when used
-    except ImportError as e:
-        raise SuiteError(f"user simulator unavailable ({e}); run with user='subgoals'") from e
-    return UserSimulator(task, seed=seed)
+    if factory is None:
+        # the simulator is synth's (``envfactory.synth.UserSimulator``); the harness does not import synth
+        raise SuiteError("user='simulator' needs a user_factory (e.g. lambda task: UserSimulator(task, seed=...)); "
+                         "or run with user='subgoals'")
+    return factory(task)
 
 
 def _run_multi_turn(entry: SuiteEntry, agent: Agent, config: EvalConfig, env: Any, task: Task | None,
@@ -331,7 +329,7 @@ def _run_multi_turn(entry: SuiteEntry, agent: Agent, config: EvalConfig, env: An
         gold_turns: list[TurnExecution] = []
         diffs: list[dict[str, Any]] = []
         if config.user == "simulator":
-            user = _make_user(user_factory, task, config.seed)
+            user = _make_user(user_factory, task)
             message: str | None = user.opening()
             turn, calls, results = 0, [], []
             limit = task.turn_limit if task else 30
@@ -407,8 +405,8 @@ def run_eval(
     """Evaluate ``agent`` on ``suite``; see the module docstring.
 
     envs: environments by name for multi-turn entries (else loaded from ``domains_root``).
-    user_factory: builds the user simulator for a task (``user="simulator"``); default
-        ``envfactory.synth.user_sim.UserSimulator``.
+    user_factory: builds the user simulator for a task; required with ``user="simulator"``
+        (the CLI passes ``envfactory.synth.UserSimulator``).
     on_progress(done, total): called from the calling thread as entries finish.
     """
     config = config or EvalConfig()

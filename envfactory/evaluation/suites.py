@@ -44,8 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SuiteError
-from ..spec import tool_input_schema
-from ..synth.task import Task, load_tasks, write_tasks
+from ..spec import Task, load_tasks, tool_input_schema, write_tasks
 from .bfcl_format import format_call, load_jsonl, write_jsonl
 from .categories import CATEGORIES, SINGLE_TURN_CATEGORIES
 

@@ -17,8 +17,7 @@ from pydantic import ValidationError
 
 from ..errors import ExploreError, SpecError
 from ..ingest import ApiDoc
-from ..runtime import entity_order
-from ..spec import EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, SortSpec, ToolKind, ToolSpec
+from ..spec import EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, SortSpec, ToolKind, ToolSpec, entity_order
 from .entities import EntityDraft, cap_fields, infer_entities, link_entities
 from .naming import env_name, is_ident, plural, snake
 from .item_verbs import resolve_item_verbs

@@ -1,7 +1,7 @@
 """The seed recipe: rows per entity (parents fewer than children) and realistic generators.
 
 Fields without a generator are left to the runtime's name-based defaults
-(``envfactory.runtime.seed.default_generator``); we only add what the documentation knows
+(``envfactory.spec.default_generator``); we only add what the documentation knows
 better: code-like examples become ``bothify`` patterns, documented ranges bound numbers,
 status values an action moves away from are seeded more often than terminal ones.
 """
@@ -14,8 +14,7 @@ import re
 
 import networkx as nx
 
-from ..runtime import default_generator
-from ..spec import EntitySeed, EntitySpec, FieldType, GeneratorSpec, SeedSpec
+from ..spec import EntitySeed, EntitySpec, FieldType, GeneratorSpec, SeedSpec, default_generator
 from .actions import TERMINAL
 from .entities import EntityDraft
 

@@ -1,23 +1,23 @@
-"""Trajectory datasets: synthesis to Parquet + dataset card, loading back, and pushing to the Hub.
+"""Trajectory datasets on disk and on the Hub: writers and readers, no orchestration.
 
-    synthesize_dataset(envs, "trajectories/NAME", n=..., seed=...)  -> SynthResult (crash-safe, resumable)
+    write_dataset(out, name, rows_by_split, sharegpt_by_split, ...)  -> Parquet files + card
     load_trajectories("trajectories/NAME")                           -> datasets.DatasetDict
     push_dataset("trajectories/NAME", "ORG/NAME", dry_run=True)      -> PushResult
+    ShardWriter / read_shards                                        crash-safe JSON Lines shards
 
+The synthesis run that produces a dataset is ``envfactory.pipelines.synthesize_dataset``.
 ``datasets`` is imported lazily, only in ``envfactory.export.hf``.
 """
 
 from .card import build_dataset_card, size_category
+from .dataset import write_dataset
 from .hf import load_trajectories
-from .pipeline import WORK_DIR, SynthResult, synthesize_dataset
 from .push import PushResult, list_upload_files, push_dataset
 from .shards import ShardWriter, read_shard, read_shards
 
 __all__ = [
-    "WORK_DIR",
     "PushResult",
     "ShardWriter",
-    "SynthResult",
     "build_dataset_card",
     "list_upload_files",
     "load_trajectories",
@@ -25,5 +25,5 @@ __all__ = [
     "read_shard",
     "read_shards",
     "size_category",
-    "synthesize_dataset",
+    "write_dataset",
 ]

@@ -37,19 +37,16 @@ def _sample(row: dict[str, Any], limit: int = 600) -> str:
                       ensure_ascii=False)
 
 
-def build_dataset_card(*, name: str, rows_by_split: dict[str, list[dict[str, Any]]],
-                       sharegpt_counts: dict[str, int], dataset_info: list[dict[str, Any]], method: dict[str, Any],
-                       license: str = "apache-2.0") -> str:
-    """A dataset card for the folder's configs (``default``: sft/rl/eval; ``sharegpt``)."""
-    total = sum(len(v) for v in rows_by_split.values())
-    splits = [s for s in ("sft", "rl", "eval") if rows_by_split.get(s)]
+def _front_matter(name: str, total: int, splits: list[str], sharegpt_counts: dict[str, int],
+                  dataset_info: list[dict[str, Any]], license: str) -> dict[str, Any]:
+    """What the Hub reads: licence, sizes, and the configs with their data files."""
     configs = [{"config_name": "default", "default": True,
                 "data_files": [{"split": s, "path": f"data/{s}-*.parquet"} for s in splits]}]
     sg = [s for s in ("sft", "eval") if sharegpt_counts.get(s)]
     if sg:
         configs.append({"config_name": "sharegpt",
                         "data_files": [{"split": s, "path": f"sharegpt/{s}-*.parquet"} for s in sg]})
-    front = {
+    return {
         "license": license,
         "language": ["en"],
         "pretty_name": name,
@@ -59,6 +56,31 @@ def build_dataset_card(*, name: str, rows_by_split: dict[str, list[dict[str, Any
         "configs": configs,
         "dataset_info": dataset_info,
     }
+
+
+def _how_policy(method: dict[str, Any]) -> str:
+    """How the assistant and user sides were played, for the card's "How it was made"."""
+    if method.get("policy", "oracle") == "oracle":
+        return ("**No model was used.** The assistant side is the *oracle policy*: it replays each task's gold "
+                "tool calls (discovery steps first, in the order the plan needs them) with short templated "
+                "messages between them, asks the user for a hidden fact just before the first call that needs "
+                "it, and ends with a final answer stating the task's required facts. The user side is the "
+                "rule-based user simulator (templated phrasing, no model).")
+    return (f"The assistant side is the teacher model **{method.get('teacher_model')}** behind an "
+            "OpenAI-compatible API, with the environment's tools as JSON Schemas. Each task was tried up "
+            f"to {method.get('attempts')} times; only rollouts that earned full reward were kept "
+            "(rejection sampling; the `attempts` column says which try succeeded). The user side is the "
+            + ("simulated user driven by the same model." if method.get("user_model") else
+               "rule-based user simulator (no model)."))
+
+
+def build_dataset_card(*, name: str, rows_by_split: dict[str, list[dict[str, Any]]],
+                       sharegpt_counts: dict[str, int], dataset_info: list[dict[str, Any]], method: dict[str, Any],
+                       license: str = "apache-2.0") -> str:
+    """A dataset card for the folder's configs (``default``: sft/rl/eval; ``sharegpt``)."""
+    total = sum(len(v) for v in rows_by_split.values())
+    splits = [s for s in ("sft", "rl", "eval") if rows_by_split.get(s)]
+    front = _front_matter(name, total, splits, sharegpt_counts, dataset_info, license)
     all_rows = [r for s in splits for r in rows_by_split[s]]
     by_domain = Counter(r["domain"] for r in all_rows)
     by_env: dict[tuple[str, str], Counter] = {}
@@ -70,20 +92,7 @@ def build_dataset_card(*, name: str, rows_by_split: dict[str, list[dict[str, Any
     turns = Counter(r["num_turns"] for r in all_rows)
     calls = [r["num_tool_calls"] for r in all_rows]
     diff = Counter(r["difficulty"] for r in all_rows)
-    policy = method.get("policy", "oracle")
-    if policy == "oracle":
-        how_policy = ("**No model was used.** The assistant side is the *oracle policy*: it replays each task's gold "
-                      "tool calls (discovery steps first, in the order the plan needs them) with short templated "
-                      "messages between them, asks the user for a hidden fact just before the first call that needs "
-                      "it, and ends with a final answer stating the task's required facts. The user side is the "
-                      "rule-based user simulator (templated phrasing, no model).")
-    else:
-        how_policy = (f"The assistant side is the teacher model **{method.get('teacher_model')}** behind an "
-                      "OpenAI-compatible API, with the environment's tools as JSON Schemas. Each task was tried up "
-                      f"to {method.get('attempts')} times; only rollouts that earned full reward were kept "
-                      "(rejection sampling; the `attempts` column says which try succeeded). The user side is the "
-                      + ("simulated user driven by the same model." if method.get("user_model") else
-                         "rule-based user simulator (no model)."))
+    how_policy = _how_policy(method)
     body = f"""
 # {name}
 
@@ -160,8 +169,13 @@ Config `sharegpt` has the sft and eval rows in LlamaFactory's ShareGPT format (`
 ```python
 from datasets import load_dataset
 ds = load_dataset("parquet", data_files={{"sft": "data/sft-*.parquet"}})   # or load_dataset("ORG/NAME")
+```
+
+With envfactory installed, the same folder loads as a `DatasetDict` of every split:
+
+```python
 from envfactory.export import load_trajectories
-ds = load_trajectories("trajectories/{name}")                              # a DatasetDict
+ds = load_trajectories("trajectories/{name}")
 ```
 
 ## Sample row

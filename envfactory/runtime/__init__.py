@@ -1,7 +1,8 @@
 """The trusted runtime: template databases, sessions, tool calls, state hashes and diffs."""
 
-from .seed import build_seed_rows, default_generator, entity_order
-from .session import Environment, Session, Snapshot, StateDiff, load_environment
+from .seed import build_seed_rows
+from .environment import Environment, Snapshot, StateDiff, load_environment
+from .session import Session
 from .template import build_metadata, build_template, load_or_build_template
 
 __all__ = [
@@ -14,6 +15,4 @@ __all__ = [
     "build_template",
     "load_or_build_template",
     "build_seed_rows",
-    "default_generator",
-    "entity_order",
 ]

@@ -26,8 +26,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.pool import StaticPool
 
-from ..spec import EnvSpec, FieldType, spec_digest
-from .seed import build_seed_rows, entity_order
+from ..spec import EnvSpec, FieldType, entity_order, spec_digest
+from .seed import build_seed_rows
 
 __all__ = ["build_metadata", "build_template", "load_or_build_template", "SEQ_TABLE", "META_TABLE"]
 

@@ -29,7 +29,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.runner import ServerRunner, serve_loop
 from mcp.shared.exceptions import MCPError
 
-from .. import __version__
+from .._version import __version__
 from ..errors import RuntimeToolError, ServeError
 from ..runtime import Environment
 from .config import SESSION_HEADER, ServeConfig

@@ -1,4 +1,5 @@
-"""The environment specification: the contract between stages (plain pydantic)."""
+"""The contract between stages (plain pydantic): the environment specification, its seed
+defaults and foreign-key order, and the data shapes of tasks (``Task``, ``RewardSpec``)."""
 
 from .conditions import compare
 from .io import dump_spec, find_specs, load_spec, parse_spec, save_spec, spec_digest, spec_json_schema
@@ -18,6 +19,9 @@ from .model import (
     ToolKind,
     ToolSpec,
 )
+from .relations import entity_order
+from .seed_defaults import default_generator, default_id_prefix
+from .task import Difficulty, GoldStep, Persona, RewardSpec, SubGoal, Task, load_tasks, write_tasks
 from .schema import DATE_PATTERN, DATETIME_PATTERN, field_json_schema, param_json_schema, tool_input_schema, tool_output_schema
 
 __all__ = [
@@ -49,4 +53,15 @@ __all__ = [
     "param_json_schema",
     "tool_input_schema",
     "tool_output_schema",
+    "default_generator",
+    "default_id_prefix",
+    "entity_order",
+    "Difficulty",
+    "GoldStep",
+    "Persona",
+    "RewardSpec",
+    "SubGoal",
+    "Task",
+    "load_tasks",
+    "write_tasks",
 ]

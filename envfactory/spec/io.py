@@ -96,8 +96,11 @@ def spec_json_schema() -> dict:
 
 
 def find_specs(root: str | os.PathLike) -> list[Path]:
-    """Every ``env.yaml`` under ``root`` (a domain folder or the domains/ folder), sorted."""
+    """Every ``env.yaml`` under ``root`` (a domain folder or the domains/ folder), sorted.
+
+    Dot-folders are skipped: a build works in ``.<domain>.build-*`` and a killed one may
+    leave it behind (the next build removes it)."""
     r = Path(root)
     if (r / SPEC_FILE).is_file():
         return [r / SPEC_FILE]
-    return sorted(r.rglob(SPEC_FILE))
+    return sorted(p for p in r.rglob(SPEC_FILE) if not any(part.startswith(".") for part in p.relative_to(r).parts))

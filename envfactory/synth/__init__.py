@@ -1,26 +1,26 @@
 """Tasks and trajectories: from executed plans to goals, conversations and datasets."""
 
-from .policy import OraclePolicy, TeacherPolicy
-from .rollout import run_rollout, run_task
-from .task import Difficulty, GoldStep, Persona, SubGoal, Task, load_tasks, write_tasks
+from .policy import OraclePolicy, Policy, TeacherPolicy
+from .rollout import McpConnector, replay_calls, run_rollout, run_task
 from .tasks import TaskBuildResult, build_tasks
-from .trajectories import replay_row
+from .trajectories import assign_split, build_row, build_sharegpt_row, env_id_of, eval_envs, replay_row
 from .user_sim import UserSimulator
 
 __all__ = [
-    "Difficulty",
-    "GoldStep",
-    "Persona",
-    "SubGoal",
-    "Task",
-    "load_tasks",
-    "write_tasks",
     "TaskBuildResult",
     "build_tasks",
     "UserSimulator",
     "OraclePolicy",
+    "Policy",
     "TeacherPolicy",
+    "McpConnector",
+    "replay_calls",
     "run_rollout",
     "run_task",
+    "assign_split",
+    "build_row",
+    "build_sharegpt_row",
+    "env_id_of",
+    "eval_envs",
     "replay_row",
 ]

@@ -17,10 +17,9 @@ from typing import Any
 
 from ..errors import RuntimeToolError
 from ..reward import normalize_text, score_trajectory
-from ..spec import EnvSpec, ToolKind
+from ..spec import EnvSpec, Task, ToolKind
 from .decontam import DEFAULT_THRESHOLD, NgramIndex
 from .realize import _id_like, candidates_after_facts, format_answer, format_value, parse_fact_key
-from .task import Task
 
 __all__ = ["Finding", "CHECKS", "check_solvable", "check_not_presatisfied", "check_complete",
            "check_not_overspecified", "check_decontaminated", "run_checks", "DESCRIPTION_OVERLAP"]

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from ..bfcl_data import find_bfcl_data_dir
+
 __all__ = ["NgramIndex", "build_ngram_index", "load_benchmark_index", "ngrams", "bfcl_questions",
            "tau2_questions", "DEFAULT_N", "DEFAULT_THRESHOLD"]
 
@@ -102,18 +104,8 @@ def build_ngram_index(sources: dict[str, Iterable[str]], n: int = DEFAULT_N) -> 
     return idx
 
 
-def _bfcl_dir() -> Path | None:
-    try:
-        from ..evaluation.bfcl_compat import bfcl_data_dir
-
-        d = bfcl_data_dir()
-        return d if d.is_dir() else None
-    except Exception:  # not installed (BfclUnavailableError) or a broken install
-        return None
-
-
 def _bfcl_files() -> list[Path]:
-    d = _bfcl_dir()
+    d = find_bfcl_data_dir()
     return sorted(d.glob("BFCL_v4_*.json")) if d else []
 
 

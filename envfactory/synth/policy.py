@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..llm import ChatMessage, ChatModel, ToolCall
-from ..spec import ToolKind, tool_input_schema
-from .task import Task
+from ..spec import Task, ToolKind, tool_input_schema
 from .user_sim import fact_name, format_value, match_asked_facts
 
 __all__ = ["Episode", "Policy", "OraclePolicy", "TeacherPolicy", "build_tool_schemas", "build_system_prompt",

@@ -27,8 +27,7 @@ from typing import Any
 
 from ..graph import GoldResult
 from ..graph.plan import REF, is_ref, iter_refs
-from ..spec import EnvSpec, FieldType, ToolKind
-from .task import Persona, SubGoal
+from ..spec import EnvSpec, FieldType, Persona, SubGoal, ToolKind
 
 __all__ = [
     "Realization",

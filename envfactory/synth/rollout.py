@@ -25,8 +25,8 @@ from ..errors import ModelError
 from ..llm import ChatMessage, ChatModel, ToolCall
 from ..reward import CallRecord, RewardResult, score_trajectory
 from ..runtime import Environment, Snapshot
+from ..spec import RewardSpec, Task
 from .policy import OraclePolicy, Policy, build_system_prompt, build_tool_schemas, call_id
-from .task import Task
 from .user_sim import UserSimulator
 
 __all__ = [
@@ -342,7 +342,6 @@ def run_task(task: Task, env: Environment, *, policy: Policy | None = None, conn
 def replay_calls(messages: list[dict[str, Any]], env: Environment, *, initial_state: str, reward_spec: Any,
                  writes: Any = None) -> tuple[bool, float, list[str]]:
     """Run a record's tool calls on a fresh session; (every result equal to the record, reward, problems)."""
-    from ..reward import RewardSpec
 
     spec = reward_spec if isinstance(reward_spec, RewardSpec) else RewardSpec.model_validate(reward_spec)
     problems: list[str] = []

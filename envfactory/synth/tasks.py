@@ -38,13 +38,12 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import ModelError
 from ..graph import GoldResult, execute_plan, run_sampling
 from ..graph.plan import iter_refs, is_ref
-from ..reward import RewardSpec
+from ..spec import Difficulty, GoldStep, RewardSpec, Task
 from .calibrate import (ACTIONS, SolverMeasurement, choose_actions, difficulty_features, edit_plan,
                         estimate_pass_rate, level_of, measure_pass_rate, pick_partner, predicted_after)
 from .checks import CHECKS, Finding, check_complete, check_decontaminated, check_not_overspecified, run_checks
 from .decontam import NgramIndex, load_benchmark_index
 from .realize import Realization, realize_goal
-from .task import Difficulty, GoldStep, Task
 
 __all__ = ["TaskReport", "TaskBuildResult", "build_tasks", "task_from_gold", "rewrite_goal_with_model"]
 

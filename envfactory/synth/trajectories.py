@@ -25,8 +25,8 @@ import json
 from typing import Any
 
 from ..runtime import Environment
+from ..spec import Task
 from .rollout import Trajectory, replay_calls
-from .task import Task
 
 __all__ = [
     "SPLITS",

@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from ..llm import ChatMessage, ChatModel
-from .task import Task
+from ..spec import Task
 
 __all__ = ["UserSimulator", "fact_name", "fact_tokens", "match_asked_facts", "is_question", "format_value"]
 

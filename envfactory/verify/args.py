@@ -311,30 +311,27 @@ class _NoCall(Exception):
     pass
 
 
-def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
-    tool, ent, rng = ctx.tool, ctx.ent, ctx.rng
-    if tool.kind == ToolKind.list:
-        return _list_args(ctx)
-    args: dict[str, Any] = {}
-    row: dict[str, Any] = {}
-    literal = [(c.field, c) for c in tool.preconditions if not c.value_param]
-    if tool.kind in (ToolKind.get, ToolKind.update, ToolKind.delete, ToolKind.action):
-        key = tool.key_param
-        assert key is not None
-        extra = []
-        if tool.kind == ToolKind.delete:
-            for other in ctx.spec.entities:
-                for f in other.fields:
-                    if f.ref == ent.name:
-                        extra.append(f"NOT EXISTS (SELECT 1 FROM {q(other.name)} AS c "
-                                     f"WHERE c.{q(f.name)} = t.{q(ent.primary_key)})")
-        conds = literal if tool.kind != ToolKind.get else []
-        rows = ctx.pick_rows(ent, conds, 1, extra)
-        if not rows:
-            raise _NoCall
-        row = rows[0]
-        args[key.name] = row[ent.primary_key]
-    # other parameters
+def _key_row(ctx: _Ctx, literal: list[tuple[str, Condition]]) -> dict[str, Any]:
+    """The row a get/update/delete/action call addresses: one satisfying the literal
+    preconditions (a delete: one nothing references). _NoCall when there is none."""
+    tool, ent = ctx.tool, ctx.ent
+    extra = []
+    if tool.kind == ToolKind.delete:
+        for other in ctx.spec.entities:
+            for f in other.fields:
+                if f.ref == ent.name:
+                    extra.append(f"NOT EXISTS (SELECT 1 FROM {q(other.name)} AS c "
+                                 f"WHERE c.{q(f.name)} = t.{q(ent.primary_key)})")
+    conds = literal if tool.kind != ToolKind.get else []
+    rows = ctx.pick_rows(ent, conds, 1, extra)
+    if not rows:
+        raise _NoCall
+    return rows[0]
+
+
+def _chosen_params(ctx: _Ctx) -> list[ParamSpec]:
+    """The non-key parameters a call sets: every required one, and optional ones at random."""
+    tool, rng = ctx.tool, ctx.rng
     field_params = [p for p in tool.params if not p.key or tool.kind == ToolKind.create]
     chosen: list[ParamSpec] = []
     for p in field_params:
@@ -351,39 +348,41 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
         if not opts:
             raise _NoCall
         chosen.append(rng.choice(opts))
-    own: dict[str, Any] = {}  # field -> value the call writes (create: the new row)
-    for p in chosen:
-        f = _field(ent, p.field)
-        if f is not None and f.ref:
-            target = ctx.spec.entity(f.ref)
-            conds = [(path.split(".", 1)[1], c) for path, c in literal
-                     if tool.kind == ToolKind.create and path.startswith(f.name + ".")]
-            rows = ctx.pick_rows(target, conds, 1)
-            if not rows:
-                raise _NoCall
-            v = rows[0][target.primary_key]
-        elif f is not None and (f.unique or (p.key and tool.kind == ToolKind.create)):
-            v = ctx.fresh(ent, f, p)
-        else:
-            v = ctx.gen_value(p, f)
-            if f is not None and tool.kind == ToolKind.create:
-                lit = [c for path, c in literal if path == f.name]
-                for c in lit:
-                    if c.op == "eq":
-                        v = c.value
-                    elif c.op == "in" and c.value:
-                        v = rng.choice(list(c.value))
-                    elif c.op in ("ne", "not_in") and (p.enum or f.enum):
-                        ok = [x for x in (p.enum or f.enum or []) if compare(x, c.op, c.value)]
-                        if ok:
-                            v = rng.choice(ok)
-        args[p.name] = v
-        if f is not None:
-            own[f.name] = v
-    if tool.kind == ToolKind.create:
-        row = {f.name: f.default for f in ent.fields}
-        row.update(own)
-    # arguments compared by a precondition
+    return chosen
+
+
+def _param_value(ctx: _Ctx, p: ParamSpec, literal: list[tuple[str, Condition]]) -> Any:
+    """A value for one parameter: an existing row's key for a reference, a fresh value for a
+    unique field, else a generated one that meets a create's literal preconditions."""
+    tool, ent, rng = ctx.tool, ctx.ent, ctx.rng
+    f = _field(ent, p.field)
+    if f is not None and f.ref:
+        target = ctx.spec.entity(f.ref)
+        conds = [(path.split(".", 1)[1], c) for path, c in literal
+                 if tool.kind == ToolKind.create and path.startswith(f.name + ".")]
+        rows = ctx.pick_rows(target, conds, 1)
+        if not rows:
+            raise _NoCall
+        return rows[0][target.primary_key]
+    if f is not None and (f.unique or (p.key and tool.kind == ToolKind.create)):
+        return ctx.fresh(ent, f, p)
+    v = ctx.gen_value(p, f)
+    if f is not None and tool.kind == ToolKind.create:
+        for c in [c for path, c in literal if path == f.name]:
+            if c.op == "eq":
+                v = c.value
+            elif c.op == "in" and c.value:
+                v = rng.choice(list(c.value))
+            elif c.op in ("ne", "not_in") and (p.enum or f.enum):
+                ok = [x for x in (p.enum or f.enum or []) if compare(x, c.op, c.value)]
+                if ok:
+                    v = rng.choice(ok)
+    return v
+
+
+def _solve_compared(ctx: _Ctx, args: dict[str, Any], row: dict[str, Any], own: dict[str, Any]) -> bool:
+    """Set the arguments a precondition compares a field with; False when none satisfies it."""
+    tool, ent = ctx.tool, ctx.ent
     by_name = {p.name: p for p in tool.params}
     for c in tool.preconditions:
         if not c.value_param:
@@ -407,11 +406,37 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
                 continue
         v = _solve_param(ctx, p, c.op, actual)
         if v is None:
-            return None
+            return False
         args[c.value_param] = v
         f = _field(ent, p.field)
         if f is not None:
             row[f.name] = v
+    return True
+
+
+def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
+    tool, ent = ctx.tool, ctx.ent
+    if tool.kind == ToolKind.list:
+        return _list_args(ctx)
+    args: dict[str, Any] = {}
+    row: dict[str, Any] = {}
+    literal = [(c.field, c) for c in tool.preconditions if not c.value_param]
+    if tool.kind in (ToolKind.get, ToolKind.update, ToolKind.delete, ToolKind.action):
+        key = tool.key_param
+        assert key is not None
+        row = _key_row(ctx, literal)
+        args[key.name] = row[ent.primary_key]
+    own: dict[str, Any] = {}  # field -> value the call writes (create: the new row)
+    for p in _chosen_params(ctx):
+        v = args[p.name] = _param_value(ctx, p, literal)
+        f = _field(ent, p.field)
+        if f is not None:
+            own[f.name] = v
+    if tool.kind == ToolKind.create:
+        row = {f.name: f.default for f in ent.fields}
+        row.update(own)
+    if not _solve_compared(ctx, args, row, own):
+        return None
     # check every precondition as the call would see the row
     if tool.kind != ToolKind.get:
         for c in tool.preconditions:

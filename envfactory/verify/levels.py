@@ -9,7 +9,6 @@ output schemas come from the expected spec, calls go to the environment under te
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any, Callable
 
 from jsonschema import Draft202012Validator
@@ -17,7 +16,7 @@ from jsonschema.exceptions import SchemaError
 
 from ..errors import ArgumentError, NotFoundError, PreconditionError, RuntimeToolError
 from ..spec import Condition, EnvSpec, FieldType, ToolKind, ToolSpec, tool_input_schema, tool_output_schema
-from .args import _shift, compare, db_value, filter_args, q, valid_args
+from .args import _shift, compare, filter_args, valid_args
 from .oracle import effect_oracle, list_oracle, normalize_row, project, read_row, read_rows
 from .smoke import ToolCheck, malformed_calls, tool_rng
 
@@ -143,43 +142,6 @@ def _violate(op: str, expected: Any, ftype: FieldType | None, enum: list[str] | 
     return False, None
 
 
-def _write_state(env: Any, writes: list[tuple[str, str, Any, str, Any]]) -> Any:
-    """A snapshot of the template with rows changed: (table, pk col, key, column, value).
-
-    The snapshot's hash sums are the template's adjusted for the changed rows (rescanning a
-    10k-row template per precondition would dominate L1); any environment without them is
-    rescanned.
-    """
-    conn = sqlite3.connect(":memory:", isolation_level=None)
-    try:
-        conn.deserialize(env.template)
-        changed: list[tuple[str, tuple | None, tuple | None]] = []
-        for table, pkc, key, col, val in writes:
-            cols = ", ".join(q(f.name) for f in env.spec.entity(table).fields)
-            sel = f"SELECT {cols} FROM {q(table)} WHERE {q(pkc)} = ?"
-            old = conn.execute(sel, (key,)).fetchone()
-            conn.execute(f"UPDATE {q(table)} SET {q(col)} = ? WHERE {q(pkc)} = ?", (val, key))
-            changed.append((table, old, conn.execute(sel, (key,)).fetchone()))
-        data = conn.serialize()
-    finally:
-        conn.close()
-    sums = getattr(env, "_template_sums", None)
-    if sums is not None:
-        try:
-            from ..runtime.session import _MOD, Snapshot, _row_digest
-            sums = dict(sums)
-            for table, old, new in changed:
-                if old is not None:
-                    sums[table] -= _row_digest(old)
-                if new is not None:
-                    sums[table] += _row_digest(new)
-                sums[table] %= _MOD
-            return Snapshot(data, sums, getattr(env, "_template_seq", None))
-        except (ImportError, KeyError):
-            pass
-    return env.snapshot_from_bytes(data)
-
-
 def _precondition_case(c: _Ctx, cond: Condition, idx: int) -> str | None:
     """Make ``cond`` fail (by state or argument) and expect a PreconditionError. None: done."""
     tool, ent, spec = c.tool, c.ent, c.spec
@@ -230,8 +192,8 @@ def _precondition_case(c: _Ctx, cond: Condition, idx: int) -> str | None:
     if tf.name == tent.primary_key or tf.ref:
         return "skipped: would change a key"
     try:
-        snap = _write_state(c.env, [(tent.name, tent.primary_key, key, tf.name, db_value(tf.type, v))])
-    except sqlite3.Error as e:
+        snap = c.env.snapshot_with([(tent.name, key, tf.name, v)])
+    except RuntimeToolError as e:  # the schema refuses the value (or the row is gone)
         return f"skipped: {e}"
     with c.env.new_session(snap) as s:
         c.bad_call(s, args, PreconditionError, f"precondition {cond.field} {cond.op} {json.dumps(expected)}")

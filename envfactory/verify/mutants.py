@@ -99,15 +99,9 @@ class MutantEnvironment(Environment):
     """The original template, a mutated spec, and optionally a wrapped ``Session.call``."""
 
     def __init__(self, base: Environment, mutant: Mutant):
-        self._base = base
         self.mutant = mutant
-        super().__init__(mutant.spec, base.template, path=None)
-
-    def _scan(self, data: bytes):  # the template is the original's: reuse its hash sums
-        base = getattr(self, "_base", None)
-        if base is not None and data is base.template:
-            return dict(base._template_sums), dict(base._template_seq)
-        return super()._scan(data)
+        # the template is the original's: reuse its hash sums rather than rescanning it
+        super().__init__(mutant.spec, base.template, path=None, template_state=base.template_snapshot)
 
     def new_session(self, snapshot: Any = None) -> Session:
         return _MutantSession(self, snapshot)

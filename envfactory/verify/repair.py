@@ -104,7 +104,7 @@ def verify_and_repair(spec: EnvSpec, *, out_dir: str | os.PathLike | None = None
     for rnd in range(rounds + 1):
         try:
             if env is not None and _same_data(env.spec, current):
-                env = Environment(current, env.template)  # same entities and seed: same template
+                env = Environment(current, env.template, template_state=env.template_snapshot)  # same data: same template
             else:
                 env = Environment.from_spec(current)
         except EnvFactoryError as e:
@@ -130,7 +130,7 @@ def verify_and_repair(spec: EnvSpec, *, out_dir: str | os.PathLike | None = None
     result: EnvSpec | None = current if current.tools and built else None
     final_env = None
     if result is not None and env is not None:
-        final_env = env if env.spec is result else Environment(result, env.template)
+        final_env = env if env.spec is result else Environment(result, env.template, template_state=env.template_snapshot)
     if final_env is not None and mutants:
         from .mutants import run_mutants
         report.mutation = run_mutants(final_env, seed=seed).to_dict()

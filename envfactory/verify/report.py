@@ -49,7 +49,7 @@ class ToolReport:
 
 @dataclass
 class VerificationReport:
-    """What verification found for one environment."""
+    """What verification found for one environment; ``seconds`` is kept in memory only."""
 
     env: str
     domain: str = ""
@@ -70,10 +70,13 @@ class VerificationReport:
         return [n for n, t in self.tools.items() if not t.ok]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"env": self.env, "domain": self.domain, "ok": self.ok, "seconds": round(self.seconds, 3),
+        """What ``verification.json`` holds: the findings, no timings (the file is committed
+        beside env.yaml, and the same environment must give the same bytes)."""
+        mutation = None if self.mutation is None else {k: v for k, v in self.mutation.items() if k != "seconds"}
+        return {"env": self.env, "domain": self.domain, "ok": self.ok,
                 "rounds": self.rounds, "tools": {n: t.to_dict() for n, t in self.tools.items()},
                 "env_messages": self.env_messages, "excluded": self.excluded, "repairs": self.repairs,
-                "mutation": self.mutation}
+                "mutation": mutation}
 
     def save(self, path: str | os.PathLike) -> Path:
         p = Path(path)

@@ -27,7 +27,7 @@ def test_synth_tasks_file_that_is_not_tasks_names_file_and_line(tmp_path):
 
 def test_synth_tasks_file_with_no_task_for_the_envs_writes_nothing(tmp_path):
     from envfactory.runtime import load_environment
-    from envfactory.synth.task import write_tasks
+    from envfactory.spec import write_tasks
     from envfactory.synth.tasks import build_tasks
 
     env = load_environment(REPO / "domains" / "travel" / "trip_desk")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from envfactory.graph import GoldResult, run_sampling
 from envfactory.runtime import Environment, load_environment
-from envfactory.synth.task import Task
+from envfactory.spec import Task
 
 from ..synth._fixtures import task_from_gold as _synth_task_from_gold
 

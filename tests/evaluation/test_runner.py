@@ -37,7 +37,7 @@ from envfactory.llm import (
     ScriptedToolCall,
     ToolCall,
 )
-from envfactory.synth.task import write_tasks
+from envfactory.spec import write_tasks
 
 from ._fixtures import REPO, trip_desk, trip_desk_suite, trip_desk_tasks
 
@@ -253,3 +253,23 @@ def test_a_malformed_suite_is_a_suite_error(tmp_path):
     (folder / "manifest.json").write_text("[]")
     with pytest.raises(SuiteError, match="must be a JSON object"):
         load_suite(folder)
+
+
+def test_the_simulated_user_comes_from_the_callers_factory_the_harness_does_not_import_synth():
+    suite = trip_desk_suite()
+    config = EvalConfig(limit=1, categories=("multi_turn",), user="simulator")
+    without = run_eval(suite, build_reference_agent("noop"), envs={"trip_desk": trip_desk()}, config=config)
+    assert [r.error_type for r in without.results] == ["suite_error"]
+    assert "user_factory" in " ".join(without.results[0].errors)
+
+    from envfactory.synth import UserSimulator
+
+    made = []
+
+    def factory(task):
+        made.append(task.task_id)
+        return UserSimulator(task, seed=0)
+
+    with_user = run_eval(suite, build_reference_agent("noop"), envs={"trip_desk": trip_desk()}, config=config,
+                         user_factory=factory)
+    assert len(made) == 1 and with_user.results[0].error_type != "suite_error"

@@ -16,7 +16,7 @@ FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "MANIFE
 
 def build_one(path: str) -> tuple[str, str, int, int, str]:
     """(file, outcome, envs, tools, detail); outcome is ok | failed | crash."""
-    from envfactory.build import build_source
+    from envfactory.pipelines import build_source
     from envfactory.errors import ExploreError, IngestError
 
     with tempfile.TemporaryDirectory() as out:

@@ -14,9 +14,8 @@ from pathlib import Path
 
 from envfactory.graph import GoldResult, run_sampling
 from envfactory.graph.plan import is_ref
-from envfactory.reward import RewardSpec
 from envfactory.runtime import Environment, load_environment
-from envfactory.synth.task import Difficulty, GoldStep, Persona, SubGoal, Task
+from envfactory.spec import Difficulty, GoldStep, Persona, RewardSpec, SubGoal, Task
 
 REPO = Path(__file__).resolve().parents[2]
 TRIP_DESK = REPO / "domains" / "travel" / "trip_desk"
@@ -120,7 +119,7 @@ def two_env_tasks(n: int = 40) -> list[Task]:
 
 
 def synth_two_envs(out, n: int = 40, **kw):
-    from envfactory.export import synthesize_dataset
+    from envfactory.pipelines import synthesize_dataset
 
     return synthesize_dataset([trip_desk(), trip_desk_twin()], out, n=n, tasks=two_env_tasks(n),
                               tasks_source="fixture", **kw)

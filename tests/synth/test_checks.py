@@ -8,11 +8,17 @@ import pytest
 from envfactory.graph import run_sampling
 from envfactory.reward import score_trajectory
 from envfactory.runtime import load_environment
-from envfactory.synth.checks import (check_complete, check_decontaminated, check_not_overspecified,
-                                     check_not_presatisfied, check_solvable, run_checks)
+from envfactory.spec import Difficulty
+from envfactory.synth.checks import (
+    check_complete,
+    check_decontaminated,
+    check_not_overspecified,
+    check_not_presatisfied,
+    check_solvable,
+    run_checks,
+)
 from envfactory.synth.decontam import build_ngram_index, load_benchmark_index
 from envfactory.synth.realize import realize_goal
-from envfactory.synth.task import Difficulty
 from envfactory.synth.tasks import task_from_gold
 
 ROOT = Path(__file__).resolve().parents[2]

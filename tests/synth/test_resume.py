@@ -14,7 +14,7 @@ import pytest
 
 from envfactory.errors import ConfigError
 from envfactory.export.shards import ShardWriter, read_shard
-from envfactory.synth.task import write_tasks
+from envfactory.spec import write_tasks
 
 from ._fixtures import REPO, synth_two_envs, trip_desk_tasks
 

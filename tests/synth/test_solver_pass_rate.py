@@ -13,11 +13,17 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from envfactory.llm import ErrorReply, OpenAICompatModel, Reply, ScriptedOpenAIServer, ScriptedToolCall
+from envfactory.llm import (
+    ErrorReply,
+    OpenAICompatModel,
+    Reply,
+    ScriptedOpenAIServer,
+    ScriptedToolCall,
+)
 from envfactory.runtime import load_environment
+from envfactory.spec import write_tasks
 from envfactory.synth.calibrate import measure_pass_rate, predicted_after
 from envfactory.synth.decontam import build_ngram_index
-from envfactory.synth.task import write_tasks
 from envfactory.synth.tasks import build_tasks
 
 ROOT = Path(__file__).resolve().parents[2]

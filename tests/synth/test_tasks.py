@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 
 from envfactory.llm import OpenAICompatModel, Reply, ScriptedOpenAIServer
 from envfactory.runtime import load_environment
+from envfactory.spec import load_tasks, write_tasks
 from envfactory.synth.decontam import build_ngram_index
-from envfactory.synth.task import load_tasks, write_tasks
 from envfactory.synth.tasks import build_tasks
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from envfactory.llm import OpenAICompatModel, Reply, ScriptedOpenAIServer
-from envfactory.reward import RewardSpec
-from envfactory.synth.task import Difficulty, GoldStep, Persona, SubGoal, Task
+from envfactory.spec import Difficulty, GoldStep, Persona, RewardSpec, SubGoal, Task
 from envfactory.synth.user_sim import UserSimulator, fact_name, match_asked_facts
 
 

@@ -1,6 +1,5 @@
-"""The explorer agent: a langgraph loop in which a model drafts, repairs and improves EnvSpecs.
-
-For each environment the graph runs
+"""The explorer agent's loop for one environment: a langgraph graph in which a model drafts,
+repairs and improves an EnvSpec, checked by the runtime and the verifier.
 
     start → ask → validate ─┬─ invalid, rounds left ──────────────→ ask (errors sent back)
                             ├─ section step done ─→ advance ─┬────→ ask (next section)
@@ -10,60 +9,36 @@ For each environment the graph runs
     check ─┬─ failures, repair rounds left ─→ ask (failures sent back)
            └─ otherwise ───────────────────→ finish (the agent's spec or the draft)
 
-- It reads the documentation section by section (``agent_prompts.build_sections``): each
-  prompt carries the spec so far plus one section's operations and schemas.
-- Structured output: the model is asked, with ``response_format={"type": "json_object"}``,
-  for one JSON object matching ``EnvSpec.model_json_schema()`` (the schema is in the system
-  prompt). We chose JSON mode over a ``submit_spec`` tool call because it is what every
-  OpenAI-compatible server (``vllm serve`` included) supports, and a spec is one object, not
-  an action. Replies are validated with pydantic; an invalid reply goes back to the model with
-  the validation errors, at most ``max_validation_rounds`` times per step.
-- ``check`` materializes the spec, runs ``envfactory.verify.smoke_check`` on it and, when
-  ``verify`` is on and importable, ``verify_and_repair``; failures go back for at most
-  ``max_repair_rounds`` repair rounds.
-- Given the deterministic explorer's draft, the agent starts from it and the prompts ask for
-  improvements. If the agent's result is worse (no valid spec, does not materialize, or fewer
-  tools that pass the checks than the draft), the draft is returned and the fallback recorded.
-- Every call is recorded in a ``UsageLedger``; the result reports calls, tokens and seconds.
-
-Nothing the model writes is executed: a spec is data, interpreted by the trusted runtime.
-``langgraph`` is imported lazily, here only.
+``check`` materializes the spec, runs ``envfactory.verify.smoke_check`` on it and, when
+``verify`` is on, ``verify_and_repair``; failures go back for at most ``max_repair_rounds``
+repair rounds. Prompts and reply parsing are ``envfactory.explore.agent_prompts``'; the run
+over many environments is ``envfactory.pipelines.explorer_agent``. ``langgraph`` is imported
+lazily, here only.
 """
 
 from __future__ import annotations
 
 import json
 import operator
-import re
-import time
-from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from envfactory.errors import ConfigError, ExploreError, ModelError
-from envfactory.explore.agent_prompts import (
+from ..errors import EnvFactoryError, ModelError
+from ..explore.agent_prompts import (
     DocSection,
-    build_sections,
     invalid_reply_prompt,
     parse_reply,
     repair_prompt,
     section_prompt,
     spec_json,
-    system_prompt,
 )
-from envfactory.ingest.model import ApiDoc
-from envfactory.llm import CallRecord, ChatModel, ModelConfig, UsageLedger, UsageSummary, build_chat_model
-from envfactory.spec import EnvSpec
+from ..llm import ChatModel, UsageLedger
+from ..runtime import Environment
+from ..spec import EnvSpec
+from ..verify import VerificationReport, smoke_check, verify_and_repair
 
-__all__ = [
-    "AgentExploreResult",
-    "EnvAgentOutcome",
-    "ExplorerAgentConfig",
-    "TranscriptEntry",
-    "explore_with_agent",
-    "run_explorer_agent",
-]
+__all__ = ["EnvAgentOutcome", "ExplorerAgentConfig", "TranscriptEntry"]
 
 _MAX_FAILURE_CHARS = 600
 
@@ -81,7 +56,7 @@ class ExplorerAgentConfig(BaseModel):
     temperature: float | None = Field(default=0.0, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1)
     json_mode: bool = Field(default=True, description='Send response_format={"type": "json_object"}.')
-    verify: bool = Field(default=True, description="Also run verify_and_repair when envfactory.verify has it.")
+    verify: bool = Field(default=True, description="Also run verify_and_repair in each check.")
     max_model_calls: int | None = Field(default=None, ge=1, description="Budget of model calls for the whole run.")
     seed: int = 0
 
@@ -111,84 +86,17 @@ class EnvAgentOutcome(BaseModel):
     ok: bool = False  # an environment came out (agent's or draft)
 
 
-class AgentExploreResult(BaseModel):
-    """What the explorer agent produced and what it cost."""
-
-    envs: list[EnvSpec]
-    outcomes: list[EnvAgentOutcome]
-    usage: UsageSummary
-    calls: list[CallRecord] = Field(default_factory=list)
-    seconds: float = 0.0  # wall time of the whole run, checks included
-    transcript: list[TranscriptEntry] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
-
-    @property
-    def rounds(self) -> dict[str, int]:
-        """Model calls per environment."""
-        return {o.name: o.model_calls for o in self.outcomes}
-
-    @property
-    def fell_back(self) -> dict[str, bool]:
-        return {o.name: o.fell_back for o in self.outcomes}
-
-    @property
-    def cost(self) -> dict[str, float | int]:
-        """The build cost: model calls, tokens and seconds."""
-        return {
-            "calls": self.usage.calls,
-            "prompt_tokens": self.usage.prompt_tokens,
-            "completion_tokens": self.usage.completion_tokens,
-            "total_tokens": self.usage.total_tokens,
-            "model_seconds": round(self.usage.latency_total_s, 3),
-            "seconds": round(self.seconds, 3),
-        }
-
-
 # --- checks -----------------------------------------------------------------------------------
 
 
-def _load_verifiers() -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
-    """``(smoke_check, verify_and_repair)`` from envfactory.verify, None for what is missing.
-    An indirection so tests can substitute fakes."""
-    try:
-        from envfactory.verify import smoke_check
-    except ImportError:
-        smoke_check = None
-    try:
-        from envfactory.verify import verify_and_repair
-    except ImportError:
-        verify_and_repair = None
-    return smoke_check, verify_and_repair
-
-
-def _summarize_report(report: Any) -> str:
-    """A verification report as a short text for the model (any report shape)."""
-    for attr in ("summary_text", "summary"):
-        v = getattr(report, attr, None)
-        if callable(v):
-            try:
-                v = v()
-            except TypeError:
-                v = None
-        if isinstance(v, str) and v:
-            return _clip(v, 1500)
-    if isinstance(report, BaseModel):
-        return _clip(report.model_dump_json(), 1500)
-    return _clip(str(report), 1500)
-
-
-def _verification_failures(spec: EnvSpec, verified: EnvSpec | None, report: Any) -> list[str]:
+def _verification_failures(spec: EnvSpec, verified: EnvSpec | None, report: VerificationReport) -> list[str]:
     """What verify_and_repair found, for the model: per dropped tool its reason, or why the
-    whole environment was rejected. Reads ``VerificationReport.excluded`` ({tool, reason}) and
-    ``env_messages`` when present, else a summary of the report."""
-    reasons: dict[str, str] = {}
-    for x in getattr(report, "excluded", None) or []:
-        if isinstance(x, Mapping) and x.get("tool"):
-            reasons[str(x["tool"])] = _clip(str(x.get("reason") or ""), _MAX_FAILURE_CHARS)
-    env_messages = [_clip(str(m), _MAX_FAILURE_CHARS) for m in getattr(report, "env_messages", None) or []]
+    whole environment was rejected."""
+    reasons = {x["tool"]: _clip(x.get("reason") or "", _MAX_FAILURE_CHARS) for x in report.excluded if x.get("tool")}
+    env_messages = [_clip(m, _MAX_FAILURE_CHARS) for m in report.env_messages]
     if verified is None:
-        detail = "; ".join(env_messages + [f"{t}: {r}" for t, r in reasons.items()]) or _summarize_report(report)
-        return [f"verification rejected the environment: {detail}"]
+        detail = "; ".join(env_messages + [f"{t}: {r}" for t, r in reasons.items()])
+        return [f"verification rejected the environment: {detail or 'no tool passed'}"]
     dropped = sorted({t.name for t in spec.tools} - {t.name for t in verified.tools})
     out = [f"{name}: failed verification and was dropped: {reasons.get(name) or 'no reason given'}" for name in dropped]
     return out + [f"environment: {m}" for m in env_messages] if out else []
@@ -206,31 +114,34 @@ class _CheckOutcome(BaseModel):
     final: EnvSpec | None = None  # the spec to ship (verify's output when it ran)
 
 
-def _run_checks(spec: EnvSpec, *, seed: int, verify: bool, warnings: list[str]) -> _CheckOutcome:
-    from envfactory.runtime import Environment
-
-    smoke_check, verify_and_repair = _load_verifiers()
+def _run_checks(spec: EnvSpec, *, seed: int, verify: bool) -> _CheckOutcome:
+    """Materialize a model-written spec, smoke-check it and (``verify``) verify and repair it.
+    A spec that does not materialize (a SpecError, any EnvFactoryError) is data: a failure
+    sent back to the model."""
     try:
         env = Environment.from_spec(spec)
-    except Exception as e:  # noqa: BLE001 - a model-written spec may fail anywhere in materialization; it is data
+    except EnvFactoryError as e:
         return _CheckOutcome(failures=[f"the environment does not materialize: {type(e).__name__}: {e}"])
     out = _CheckOutcome(materialized=True, final=spec)
-    if smoke_check is None:
-        if not any(w.startswith("smoke checks unavailable") for w in warnings):
-            warnings.append("smoke checks unavailable (envfactory.verify.smoke_check not importable); only materialization was checked")
-        out.passing = len(spec.tools)
-    else:
-        checks = smoke_check(env, seed=seed)
-        bad = [c for c in checks if not c.ok]
-        out.failing_tools = sorted({c.tool for c in bad})
-        out.failures = [f"{c.tool}: {_clip(str(c.message), _MAX_FAILURE_CHARS)}" for c in bad]
-        out.passing = len(spec.tools) - len(out.failing_tools)
-    if out.failures or not verify or verify_and_repair is None:
+    bad = [c for c in smoke_check(env, seed=seed) if not c.ok]
+    out.failing_tools = sorted({c.tool for c in bad})
+    out.failures = [f"{c.tool}: {_clip(str(c.message), _MAX_FAILURE_CHARS)}" for c in bad]
+    out.passing = len(spec.tools) - len(out.failing_tools)
+    if out.failures or not verify:
         return out
     verified, report = verify_and_repair(spec, seed=seed)
     out.failures = _verification_failures(spec, verified, report)
     out.final = verified  # None when verification rejected the environment
     return out
+
+
+_WHOLE_DRAFT = DocSection(
+    title="the draft as a whole",
+    source="(draft)",
+    operation_keys=(),
+    text="(no documentation section maps to this environment: improve the draft from its own content)",
+)
+
 
 
 # --- the graph --------------------------------------------------------------------------------
@@ -270,12 +181,11 @@ class _EnvRun:
         config: ExplorerAgentConfig,
         ledger: UsageLedger,
         system: str,
-        warnings: list[str],
         budget: list[int],
     ) -> None:
         self.name, self.domain, self.sections = name, domain, sections
         self.draft, self.model, self.config, self.ledger = draft, model, config, ledger
-        self.system, self.warnings = system, warnings
+        self.system = system
         self.budget = budget  # [model calls left for the whole run]; shared by every environment
         self.sources = list(dict.fromkeys([*(draft.sources if draft else []), *(s.source for s in sections if s is not _WHOLE_DRAFT)]))
 
@@ -391,7 +301,7 @@ class _EnvRun:
         if state["spec"] is None or (state["stop"] and state["accepted"] == 0):  # nothing new to check
             return {"next": "finish", "check": None}
         spec = state["spec"]
-        outcome = _run_checks(spec, seed=self.config.seed, verify=self.config.verify, warnings=self.warnings)
+        outcome = _run_checks(spec, seed=self.config.seed, verify=self.config.verify)
         update: _State = {"next": "finish", "check": outcome}
         if not outcome.failures or state["stop"] or state["repairs"] >= self.config.max_repair_rounds:
             return update
@@ -432,7 +342,7 @@ class _EnvRun:
             if passing == 0:
                 reason, final = "no tool of the agent's spec passed its checks", None
             elif self.draft is not None and passing < len(self.draft.tools):
-                draft_passing = _run_checks(self.draft, seed=self.config.seed, verify=False, warnings=self.warnings).passing
+                draft_passing = _run_checks(self.draft, seed=self.config.seed, verify=False).passing
                 if passing < draft_passing:
                     reason, final = f"the agent's spec has {passing} tools passing checks, the draft {draft_passing}", None
         entries = []
@@ -490,155 +400,3 @@ class _EnvRun:
             ok=res["spec"] is not None,
         )
         return res["spec"], outcome, [TranscriptEntry.model_validate(t) for t in state.get("transcript", [])]
-
-
-# --- planning: which sections each environment reads -------------------------------------------
-
-
-def _env_name(title: str) -> str:
-    name = re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
-    name = re.sub(r"_?(api|openapi|swagger|spec|specification)$", "", name).strip("_") or "api"
-    return name if name[0].isalpha() else "api_" + name
-
-
-_WHOLE_DRAFT = DocSection(
-    title="the draft as a whole",
-    source="(draft)",
-    operation_keys=(),
-    text="(no documentation section maps to this environment: improve the draft from its own content)",
-)
-
-
-def _plan(
-    docs: Sequence[ApiDoc], draft: Sequence[EnvSpec] | None, config: ExplorerAgentConfig, warnings: list[str]
-) -> list[tuple[str, EnvSpec | None, list[DocSection]]]:
-    per_doc = [(doc, build_sections(doc, max_chars=config.section_chars, max_op_chars=config.operation_chars)) for doc in docs]
-    if not draft:
-        plan, seen = [], set()
-        for doc, sections in per_doc:
-            if not sections:
-                warnings.append(f"{doc.source}: documents no operations; no environment written")
-                continue
-            name, n = _env_name(doc.title), 2
-            while name in seen:
-                name, n = f"{_env_name(doc.title)}_{n}", n + 1
-            seen.add(name)
-            plan.append((name, None, sections))
-        return plan
-    assigned: list[list[DocSection]] = [[] for _ in draft]
-    for doc, sections in per_doc:
-        for sec in sections:
-            keys = set(sec.operation_keys)
-            scores = []
-            for env in draft:
-                covered = sum(1 for t in env.tools if t.source in keys)  # the explorer's source is op.key
-                mentioned = sum(1 for x in env.excluded if x.split(": ", 1)[0] in keys)
-                scores.append(2 * covered + mentioned)
-            best = max(range(len(draft)), key=lambda i: (scores[i], -i))
-            if scores[best] == 0:
-                same_doc = [i for i, env in enumerate(draft) if doc.source in env.sources]
-                best = same_doc[0] if same_doc else 0
-            assigned[best].append(sec)
-    # A draft environment no section maps to still gets one round of improvement.
-    return [(env.name, env, secs or [_WHOLE_DRAFT]) for env, secs in zip(draft, assigned)]
-
-
-# --- public API --------------------------------------------------------------------------------
-
-
-def run_explorer_agent(
-    docs: Sequence[ApiDoc] | ApiDoc,
-    *,
-    domain: str,
-    model: ChatModel,
-    config: ExplorerAgentConfig | None = None,
-    draft: Sequence[EnvSpec] | None = None,
-) -> AgentExploreResult:
-    """Explore API documentation with a model: draft, validate, check and repair EnvSpecs.
-
-    Without ``draft`` the agent writes one environment per document, reading it section by
-    section. With ``draft`` (the deterministic explorer's ``ExploreResult.envs``) it improves
-    each draft environment with the sections whose operations it covers, and falls back to
-    the draft when its own result is worse. A failed environment is recorded in the result's
-    outcomes and transcript, not raised; only ``ConfigError`` (bad arguments) is.
-    """
-    config = config or ExplorerAgentConfig()
-    docs = [docs] if isinstance(docs, ApiDoc) else list(docs)
-    if not docs and not draft:
-        raise ConfigError("run_explorer_agent needs documentation (docs) or a draft to improve")
-    started = time.perf_counter()
-    ledger = UsageLedger()
-    warnings: list[str] = []
-    system = system_prompt(json.dumps(EnvSpec.model_json_schema(), separators=(",", ":")))
-    budget = [config.max_model_calls if config.max_model_calls is not None else 1 << 62]
-    envs: list[EnvSpec] = []
-    outcomes: list[EnvAgentOutcome] = []
-    transcript: list[TranscriptEntry] = []
-    for name, env_draft, sections in _plan(docs, draft, config, warnings):
-        skipped = max(0, len(sections) - config.max_sections)
-        if skipped:
-            warnings.append(f"{name}: read the first {config.max_sections} of {len(sections)} documentation sections")
-        run = _EnvRun(
-            name=name,
-            domain=domain,
-            sections=sections[: config.max_sections],
-            draft=env_draft,
-            model=model,
-            config=config,
-            ledger=ledger,
-            system=system,
-            warnings=warnings,
-            budget=budget,
-        )
-        spec, outcome, entries = run.run()
-        outcome.sections_skipped = skipped
-        outcomes.append(outcome)
-        transcript.extend(entries)
-        if spec is not None:
-            envs.append(spec)
-    return AgentExploreResult(
-        envs=envs,
-        outcomes=outcomes,
-        usage=ledger.summary(),
-        calls=ledger.records,
-        seconds=time.perf_counter() - started,
-        transcript=transcript,
-        warnings=warnings,
-    )
-
-
-def explore_with_agent(
-    docs: Sequence[ApiDoc] | ApiDoc,
-    *,
-    domain: str,
-    model_config: ModelConfig | Mapping[str, Any],
-    config: ExplorerAgentConfig | None = None,
-    on_result: Callable[[AgentExploreResult], None] | None = None,
-) -> list[EnvSpec]:
-    """``envfactory build --explorer agent``: the deterministic explorer drafts, the agent
-    improves. ``model_config`` is a ``ModelConfig`` (or its fields: ``model``, ``base_url`` ...);
-    ``on_result`` receives the full result (cost, fallbacks, transcript) for reporting."""
-    try:
-        mc = model_config if isinstance(model_config, ModelConfig) else ModelConfig.model_validate(dict(model_config))
-    except ValidationError as e:
-        raise ConfigError(f"invalid model settings for the agent explorer: {e.errors()[0]['msg']}") from e
-    if mc.backend == "none":
-        raise ConfigError("the agent explorer needs a model: pass --model NAME --base-url URL (an OpenAI-compatible endpoint)")
-    from envfactory.explore import explore  # the package imports this module: import at call time
-
-    config = config or ExplorerAgentConfig()
-    docs = [docs] if isinstance(docs, ApiDoc) else list(docs)
-    try:
-        draft = explore(docs, domain=domain, seed=config.seed).envs
-    except ExploreError:
-        draft = []  # the agent can still write environments from the documentation alone
-    model = build_chat_model(mc)
-    try:
-        result = run_explorer_agent(docs, domain=domain, model=model, config=config, draft=draft or None)
-    finally:
-        close = getattr(model, "close", None)
-        if callable(close):
-            close()
-    if on_result is not None:
-        on_result(result)
-    return result.envs

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from envfactory import build as build_mod
-from envfactory.build import BUILD_FILE, build_domain, build_source
+from envfactory.pipelines import BUILD_FILE, TIMES_FILE, build_domain, build_source
+from envfactory.pipelines import build as build_mod
 from envfactory.cli import app
-from envfactory.errors import ConfigError
+from envfactory.errors import ConfigError, SpecError
 from envfactory.spec import load_spec
+
+REPO = Path(__file__).resolve().parents[2]
 
 DOC = """openapi: 3.0.3
 info: {title: Library Loans API, version: "1"}
@@ -166,7 +169,7 @@ def test_cli_failed_document_among_good_ones_is_not_an_error_exit(tmp_path):
     src = tmp_path / "docs"
     src.mkdir()
     (src / "bad.yaml").write_text("openapi: 3.0.3\npaths: [unclosed\n")
-    (src / "cars.yaml").write_text((Path(__file__).resolve().parents[1] / "resources" / "travel" / "cars.yaml").read_text())
+    (src / "cars.yaml").write_text((REPO / "resources" / "travel" / "cars.yaml").read_text())
     r = CliRunner().invoke(app, ["build", "--source", str(src), "--out", str(tmp_path / "o"), "--no-verify"])
     assert r.exit_code == 0, r.output
     assert "failed" in r.output and "Traceback" not in r.output
@@ -277,3 +280,53 @@ def test_recorded_paths_are_relative_and_skip_readmes(tmp_path, how):
     assert list(data["sources"]) == [want]
     assert data["environments"][0]["source"] == want and data["environments"][0]["sources"] == [want]
     assert str(tmp_path) not in text and str(tmp_path) not in (out / report.envs[0].name / "env.yaml").read_text()
+
+
+def test_an_environment_verification_rejects_with_an_error_is_recorded_and_the_build_goes_on(roots, monkeypatch):
+    res, dom = roots
+
+    def rejecting(spec, **kwargs):
+        raise SpecError(f"{spec.name}: the seed recipe names no rows")
+
+    monkeypatch.setattr(build_mod, "verify_and_repair", rejecting)
+    report = build_domain("library", resources_root=res, domains_root=dom, verify=True)
+    assert report.envs == [] and report.dropped_envs == ["library_loans: library_loans: the seed recipe names no rows"]
+
+
+def test_a_bug_in_verification_stops_the_build_and_leaves_domains_as_they_were(roots, monkeypatch):
+    res, dom = roots
+    build_domain("library", resources_root=res, domains_root=dom, verify=False)
+    before = _snapshot(dom)
+
+    def buggy(spec, **kwargs):
+        return {}["no such key"]
+
+    monkeypatch.setattr(build_mod, "verify_and_repair", buggy)
+    with pytest.raises(KeyError):
+        build_domain("library", resources_root=res, domains_root=dom, verify=True)
+    assert _snapshot(dom) == before
+
+
+def _tracked(root: Path) -> dict[str, bytes]:
+    """Files of a built domain that git would commit (as if ``root`` were domains/)."""
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=REPO, text=True,
+                             input="\n".join(f"domains/{f}" for f in files), capture_output=True).stdout.split()
+    return {f: (root / f).read_bytes() for f in files if f"domains/{f}" not in ignored}
+
+
+def test_rebuilding_travel_gives_the_same_committed_bytes_and_keeps_timings_out_of_them(tmp_path):
+    dom = tmp_path / "domains"
+    build_domain("travel", resources_root=REPO / "resources", domains_root=dom)
+    first = _tracked(dom)
+    assert "travel/build.json" in first and "travel/.build-times.json" not in first
+    assert not [f for f in first if f.endswith("template.db")]
+    build_domain("travel", resources_root=REPO / "resources", domains_root=dom)
+    assert _tracked(dom) == first
+    for name, data in first.items():
+        if name.endswith((".json", ".yaml")):
+            assert b'"seconds"' not in data and b"seconds:" not in data, name
+    times = json.loads((dom / "travel" / TIMES_FILE).read_text())
+    envs = json.loads(first["travel/build.json"])["envs"]
+    assert times["seconds"] > 0 and sorted(times["environments"]) == sorted(envs)
+    assert all(t["verify_seconds"] > 0 for t in times["environments"].values())

@@ -4,10 +4,9 @@ Every "model reply" in this file is SCRIPTED: a hand-written JSON spec that the 
 returns verbatim. Nothing here is a model's output or evidence of what a model would do;
 the tests check the agent's loop (prompts, validation and repair rounds, fallback, usage).
 
-The smoke check is the real ``envfactory.verify.smoke_check``; while that module is being
-written elsewhere, a small fake of the same signature stands in (it really calls each tool on a
-fresh session, so a tool that cannot succeed on the seeded data fails it for a real reason).
-``verify_and_repair`` is always a fake here: the agent's use of it is what is under test.
+The smoke check is the real ``envfactory.verify.smoke_check``. ``verify_and_repair`` is a fake
+that accepts every spec unless a test says otherwise (the agent's use of it is what is under
+test); one test runs the real one.
 """
 
 from __future__ import annotations
@@ -20,19 +19,22 @@ from dataclasses import dataclass
 
 import pytest
 
-import envfactory.explore.agent as agent_mod
-from envfactory.errors import ConfigError, RuntimeToolError
-from envfactory.explore.agent import (
+import envfactory.pipelines.agent_loop as loop_mod
+import envfactory.pipelines.explorer_agent as agent_mod
+from envfactory import verify
+from envfactory.errors import ConfigError
+from envfactory.explore.agent_prompts import build_sections
+from envfactory.ingest.model import ApiDoc, Operation, Parameter, Response
+from envfactory.llm import ErrorReply, ModelConfig, OpenAICompatModel, Reply, ScriptedOpenAIServer
+from envfactory.pipelines import (
     AgentExploreResult,
     ExplorerAgentConfig,
     explore_with_agent,
     run_explorer_agent,
 )
-from envfactory.explore.agent_prompts import build_sections
-from envfactory.ingest.model import ApiDoc, Operation, Parameter, Response
-from envfactory.llm import ErrorReply, ModelConfig, OpenAICompatModel, Reply, ScriptedOpenAIServer
 from envfactory.runtime import Environment
-from envfactory.spec import EnvSpec, FieldType, ToolKind
+from envfactory.spec import EnvSpec
+from envfactory.verify import VerificationReport
 
 # --- fixtures: a small library API and hand-written specs ---------------------------------------
 
@@ -178,53 +180,14 @@ def scripted(spec: dict, usage: tuple[int, int, int] = (100, 40, 140)) -> Reply:
 # --- a fake smoke check (same signature as envfactory.verify.smoke_check) -------------------------
 
 
-@dataclass
-class FakeToolCheck:
-    tool: str
-    ok: bool
-    message: str = ""
-
-
-def _value(ptype: FieldType, enum: list[str] | None, env: Environment):
-    if enum:
-        return enum[0]
-    return {
-        FieldType.integer: 1, FieldType.number: 1.0, FieldType.boolean: True,
-        FieldType.date: env.clock.date().isoformat(), FieldType.datetime: env.clock.isoformat(),
-    }.get(ptype, "x")
-
-
-def fake_smoke_check(env: Environment, *, seed: int = 0) -> list[FakeToolCheck]:
-    """Call every tool once on a fresh session with plausible arguments: the key of the
-    first row and, for a tool with no preconditions, nothing more."""
-    out = []
-    for tool in env.spec.tools:
-        with env.new_session() as s:
-            ent = env.spec.entity(tool.entity)
-            args = {}
-            for p in tool.params:
-                if p.key:
-                    args[p.name] = s.query(f'SELECT "{ent.primary_key}" FROM "{ent.name}" ORDER BY 1 LIMIT 1')[0][0]
-                elif p.required and tool.kind != ToolKind.list:
-                    args[p.name] = _value(p.type, p.enum, env)
-            try:
-                s.call(tool.name, args)
-                out.append(FakeToolCheck(tool.name, True))
-            except RuntimeToolError as e:
-                out.append(FakeToolCheck(tool.name, False, str(e)))
-    return out
-
-
-try:
-    from envfactory.verify import smoke_check as SMOKE
-except ImportError:  # envfactory.verify not written yet
-    SMOKE = fake_smoke_check
+def accept_all(spec, *, out_dir=None, seed=0):
+    return spec, VerificationReport(env=spec.name)
 
 
 @pytest.fixture(autouse=True)
-def smoke_only(monkeypatch):
-    """The agent runs the smoke check and no verify_and_repair (unless a test says otherwise)."""
-    monkeypatch.setattr(agent_mod, "_load_verifiers", lambda: (SMOKE, None))
+def verify_accepts_all(monkeypatch):
+    """verify_and_repair accepts every spec (unless a test says otherwise)."""
+    monkeypatch.setattr(loop_mod, "verify_and_repair", accept_all)
 
 
 def run(srv: ScriptedOpenAIServer, docs, *, draft=None, **config) -> tuple[AgentExploreResult, OpenAICompatModel]:
@@ -245,8 +208,8 @@ def user_text(request: dict) -> str:
 # --- the fixtures themselves ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("check", sorted({fake_smoke_check, SMOKE}, key=lambda f: f.__module__), ids=lambda f: f.__module__)
-def test_hand_written_fixtures_pass_the_smoke_check_and_the_broken_one_fails_it(check):
+def test_hand_written_fixtures_pass_the_smoke_check_and_the_broken_one_fails_it():
+    check = verify.smoke_check
     for data in (draft_spec(), improved_spec()):
         assert all(c.ok for c in check(Environment.from_spec(EnvSpec.model_validate(data))))
     checks = {c.tool: c for c in check(Environment.from_spec(EnvSpec.model_validate(broken_return_spec())))}
@@ -277,7 +240,7 @@ def test_scripted_improved_spec_is_accepted_materializes_and_passes_smoke():
 
     (env,) = res.envs
     assert [t.name for t in env.tools] == ["get_book", "search_books", "get_loan", "return_loan", "search_loans"]
-    assert all(c.ok for c in SMOKE(Environment.from_spec(env)))
+    assert all(c.ok for c in verify.smoke_check(Environment.from_spec(env)))
     (outcome,) = res.outcomes
     assert (outcome.fell_back, outcome.model_calls, outcome.sections_read, outcome.passing_tools) == (False, 2, 2, 5)
     assert outcome.repair_rounds == 0 and outcome.failing_tools == []
@@ -397,15 +360,13 @@ class FakeExploreResult:
 
 
 def test_explore_with_agent_starts_from_the_deterministic_draft(monkeypatch):
-    import envfactory.explore as explore_pkg
-
     calls = []
 
     def fake_explore(doc, *, domain, seed=0):
         calls.append((domain, seed))
         return FakeExploreResult([EnvSpec.model_validate(draft_spec())], [], [])
 
-    monkeypatch.setattr(explore_pkg, "explore", fake_explore, raising=False)
+    monkeypatch.setattr(agent_mod, "explore", fake_explore)
     seen = []
     with ScriptedOpenAIServer([scripted(improved_spec())]) as srv:
         envs = explore_with_agent(
@@ -429,9 +390,11 @@ def test_verify_and_repair_rejection_is_sent_back_for_a_repair_round(monkeypatch
 
     def fake_verify_and_repair(spec, *, out_dir=None, seed=0):  # rejects the first spec it sees
         calls.append(spec.name)
-        return (None, "L2: return_loan leaves returned_at unset") if len(calls) == 1 else (spec, "all verified")
+        if len(calls) == 1:
+            return None, VerificationReport(env=spec.name, env_messages=["L2: return_loan leaves returned_at unset"])
+        return spec, VerificationReport(env=spec.name)
 
-    monkeypatch.setattr(agent_mod, "_load_verifiers", lambda: (SMOKE, fake_verify_and_repair))
+    monkeypatch.setattr(loop_mod, "verify_and_repair", fake_verify_and_repair)
     with ScriptedOpenAIServer([scripted(improved_spec())] * 2) as srv:
         res, _ = run(srv, [loans_only_doc()])
         repair = user_text(srv.chat_requests[1])
@@ -440,7 +403,7 @@ def test_verify_and_repair_rejection_is_sent_back_for_a_repair_round(monkeypatch
 
 
 def test_importing_the_agent_does_not_import_langgraph():
-    code = "import sys, envfactory.explore.agent; assert 'langgraph' not in sys.modules"
+    code = "import sys, envfactory.pipelines.explorer_agent; assert 'langgraph' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
@@ -462,10 +425,7 @@ def test_the_call_budget_bounds_the_whole_run_and_is_recorded():
 
 
 def test_real_verifiers_accept_the_scripted_improved_spec(monkeypatch):
-    verify = pytest.importorskip("envfactory.verify")
-    if not hasattr(verify, "verify_and_repair"):
-        pytest.skip("envfactory.verify.verify_and_repair not written yet")
-    monkeypatch.setattr(agent_mod, "_load_verifiers", lambda: (verify.smoke_check, verify.verify_and_repair))
+    monkeypatch.setattr(loop_mod, "verify_and_repair", verify.verify_and_repair)
     with ScriptedOpenAIServer([scripted(improved_spec())]) as srv:
         res, _ = run(srv, [loans_only_doc()], draft=[EnvSpec.model_validate(draft_spec())])
     (outcome,) = res.outcomes

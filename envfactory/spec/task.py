@@ -1,12 +1,13 @@
-"""Task: what a trainer gets for one executed plan.
+"""Task: what a trainer gets for one executed plan, and the reward spec that scores a run of it.
 
 A task carries a goal stated the way a person states it (never tool names, never internal
 ids), the persona who states it with the facts they know, hidden facts they reveal only
 when asked, the gold run (calls, outputs, final state), and a verifiable reward spec.
 
 This module is the contract between the task builder (``envfactory.synth.tasks``), the
-rollout / dataset stage (``envfactory.synth.rollout``, ``envfactory.export``) and the
-evaluation harness (``envfactory.evaluation``). Plain pydantic; JSON Lines on disk.
+rollout / dataset stage (``envfactory.synth.rollout``, ``envfactory.pipelines``), the reward
+(``envfactory.reward``) and the evaluation harness (``envfactory.evaluation``): it lives in
+``spec`` so that none of them imports another for it. Plain pydantic; JSON Lines on disk.
 """
 
 from __future__ import annotations
@@ -19,9 +20,25 @@ from typing import Any, Iterable, Iterator, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import ConfigError
-from ..reward import RewardSpec
 
-__all__ = ["Persona", "SubGoal", "GoldStep", "Difficulty", "Task", "load_tasks", "write_tasks"]
+__all__ = ["Persona", "SubGoal", "GoldStep", "Difficulty", "RewardSpec", "Task", "load_tasks", "write_tasks"]
+
+
+class RewardSpec(BaseModel):
+    """What a correct run looks like, recorded from the gold execution (scored by ``envfactory.reward``)."""
+
+    gold_state_hash: str
+    initial_state_hash: str
+    gold_diff: dict[str, Any] = Field(default_factory=dict)  # StateDiff.to_dict()
+    gold_calls: list[dict[str, Any]] = Field(default_factory=list)  # [{"tool", "args"}]
+    masked_args: list[list[str]] = Field(default_factory=list)  # per gold call
+    required_facts: list[str] = Field(default_factory=list)
+    malformed_penalty: float = 0.05
+    extra_write_penalty: float = 0.05
+
+    @property
+    def changes_state(self) -> bool:
+        return self.gold_state_hash != self.initial_state_hash
 
 
 class Persona(BaseModel):
