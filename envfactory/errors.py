@@ -16,7 +16,13 @@
     │   ├── SampleError        no plan could be grounded (e.g. an environment without tools or rows)
     │   └── RefError           a step argument points at output an earlier step does not have
     ├── ModelError             a ChatModel backend failed (HTTP, timeout, bad reply)
-    └── ServeError
+    ├── ServeError
+    │   ├── SessionLimitError  the session pool is full
+    │   ├── SessionGoneError   a session id is unknown, expired or closed
+    │   └── StateError         an initial state is unreadable or does not fit the environment
+    ├── SuiteError             an evaluation suite could not be built or read
+    ├── BfclFormatError        a BFCL file or call string is malformed (also a ValueError)
+    └── BfclUnavailableError   BFCL's own checker (bfcl-eval) is not installed (also an ImportError)
 
 Wrap third-party failures once, where they happen:
 ``raise IngestError(f"{path}: {e}") from e``.
@@ -42,6 +48,12 @@ __all__ = [
     "RefError",
     "ModelError",
     "ServeError",
+    "SessionLimitError",
+    "SessionGoneError",
+    "StateError",
+    "SuiteError",
+    "BfclFormatError",
+    "BfclUnavailableError",
 ]
 
 
@@ -128,3 +140,27 @@ class ModelError(EnvFactoryError):
 
 class ServeError(EnvFactoryError):
     """The MCP server could not start or was misconfigured."""
+
+
+class SessionLimitError(ServeError):
+    """The pool is full: a new session was refused."""
+
+
+class SessionGoneError(ServeError):
+    """A session id is unknown, or its session expired or was closed."""
+
+
+class StateError(ServeError):
+    """An initial state could not be read or does not fit the environment."""
+
+
+class SuiteError(EnvFactoryError):
+    """An evaluation suite could not be built or read."""
+
+
+class BfclFormatError(EnvFactoryError, ValueError):
+    """A BFCL file or call string could not be read."""
+
+
+class BfclUnavailableError(EnvFactoryError, ImportError):
+    """``bfcl_eval`` (or a module its checker imports) is not installed."""

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Optional
 
 import typer
-from rich.table import Table
 
-from ..runtime import load_environment
 from ._app import app, console, env_dirs, handle_errors
 
-bench_app = typer.Typer(help="Benchmarks: figures and ratios against a floor measured in the same run.", no_args_is_help=True)
+bench_app = typer.Typer(help="Benchmarks: figures and ratios against a floor measured in the same run.",
+                        no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(bench_app, name="bench")
 
 
@@ -23,7 +21,10 @@ def bench_runtime(
     sessions: int = typer.Option(1000, "--sessions", help="Idle sessions to open for the memory figure."),
 ) -> None:
     """Latency of tool calls through the runtime vs the same SQL on raw sqlite3; sessions, hashing, memory."""
+    from rich.table import Table
+
     from ..bench.runtime import run_runtime_bench
+    from ..runtime import load_environment
 
     environment = load_environment(env_dirs(domain, env)[0])
     with console.status("benchmarking the runtime ..."):
@@ -46,3 +47,27 @@ def bench_runtime(
     total_mb = rep.session_mem_kib * rep.sessions_opened / 1024
     t2.add_row(f"RSS per idle session ({rep.sessions_opened} open)", f"{rep.session_mem_kib:,.0f} KiB ({total_mb:,.0f} MiB total)", "< 2 GiB total")
     console.print(t2)
+
+
+@bench_app.command("cli")
+@handle_errors
+def bench_cli(
+    repeats: int = typer.Option(15, "--repeats", "-n", min=1, help="Runs of each command (median reported)."),
+) -> None:
+    """Start-up time of the command line: --help and inspect --help against a bare 'python -c pass'."""
+    from rich.table import Table
+
+    from ..bench.cli import TARGET_RATIO, run_cli_bench
+
+    with console.status("timing the command line ..."):
+        rep = run_cli_bench(repeats=repeats)
+    t = Table(title=f"bench cli: median of {rep.repeats} runs each, interleaved with the floor")
+    for c in ("command", "median ms", "p90 ms", "ratio to floor", "target"):
+        t.add_column(c, justify="left" if c == "command" else "right")
+    t.add_row(rep.floor.name + " (floor)", f"{rep.floor.median_ms:.0f}", f"{rep.floor.p90_ms:.0f}", "1.0x", "")
+    for fig in rep.commands:
+        r = rep.ratio(fig)
+        ok = r <= TARGET_RATIO
+        t.add_row(fig.name, f"{fig.median_ms:.0f}", f"{fig.p90_ms:.0f}", f"{r:.1f}x",
+                  f"[green]<= {TARGET_RATIO:g}x[/]" if ok else f"[red]> {TARGET_RATIO:g}x[/]")
+    console.print(t)

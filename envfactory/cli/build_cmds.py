@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from ..pipelines import BuildReport, build_domain, build_source
-from ..config import project_paths
 from ..errors import ConfigError
 from ._app import app, console, handle_errors
+
+if TYPE_CHECKING:  # the build machinery loads inside the commands (start-up time: see _app)
+    from rich.progress import Progress
+
+    from ..pipelines import BuildReport
 
 
 class _Bar:
@@ -35,6 +36,8 @@ class _Bar:
 
 
 def _print(reports: list[BuildReport]) -> None:
+    from rich.table import Table
+
     table = Table(title="Built environments")
     longest = max((len(e.name) for r in reports for e in r.envs), default=11)
     for col in ("domain", "environment", "tools", "entities", "rows", "warnings", "check"):
@@ -68,6 +71,8 @@ def _print(reports: list[BuildReport]) -> None:
 
 
 def _progress() -> Progress:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=console, transient=True)
 
@@ -128,6 +133,9 @@ def build(
     chosen = sum(bool(x) for x in (domain, all_, source))
     if chosen != 1:
         raise ConfigError("give exactly one of --domain, --all or --source")
+    from ..pipelines import build_domain, build_source
+    from ..config import project_paths
+
     agent = _agent(explorer, model, base_url, seed)
     paths = project_paths()
     res_root = resources or paths.resources_dir
@@ -166,6 +174,7 @@ def ingest(
 
     Then run 'envfactory build --domain DOMAIN' to turn it into environments.
     """
+    from ..config import project_paths
     from ..ingest import ingest as run_ingest
 
     dest = run_ingest(source, domain, resources or project_paths().resources_dir)

@@ -3,41 +3,34 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..config import project_paths
-from ..errors import ConfigError
-from ..evaluation import (
-    CATEGORIES,
-    REFERENCE_AGENTS,
-    EvalConfig,
-    ModelAgent,
-    build_reference_agent,
-    build_suite,
-    load_suite,
-    run_eval,
-    summarize,
-    summary_table,
-    write_report,
-    write_suite,
-)
-from ..runtime import load_environment
-from ._app import app, console, env_dirs, fail, handle_errors
+from ..evaluation import CATEGORIES, REFERENCE_AGENTS  # leaf modules: cheap for --help
+from ._app import app, console, env_dirs, err_console, fail, handle_errors
+
+if TYPE_CHECKING:
+    from ..llm import OpenAICompatModel
+
+PREFLIGHT_TIMEOUT_S = 10.0  # the endpoint check before a run; requests then get --timeout
 
 _EVAL_HELP = """Score a model behind an OpenAI-compatible API (or a reference agent) on a suite.
 
-Serve a model with vLLM: vllm serve MODEL --enable-auto-tool-choice --tool-call-parser hermes
+Serve a model with vLLM, then point eval at it:
 
-Then: envfactory eval --model MODEL --base-url http://127.0.0.1:8000/v1 --suite travel
+\b
+  vllm serve MODEL --enable-auto-tool-choice --tool-call-parser hermes
+  envfactory eval --model MODEL --base-url http://127.0.0.1:8000/v1 --suite travel
 
---mode fc sends the functions as `tools` and reads the reply's tool calls (the server needs a tool parser). --mode prompt lists the functions in the system prompt and parses BFCL call strings such as \\[func(a=1)] from the reply text.
+--mode fc sends the functions as `tools` and reads the reply's tool calls (the server needs a tool parser). --mode prompt lists the functions in the system prompt and parses BFCL call strings such as [func(a=1)] from the reply text.
 
-Multi-turn entries run live against the suite's environments. Writes results.jsonl and summary.json under --out and prints a table. --agent oracle|noop|random|drop-one runs a reference agent instead of a model (no server needed). Build suites with 'envfactory eval-suite --domain DOMAIN'.
-"""
+Before the run the endpoint is checked (GET /models, at most 10 s): an unreachable server is an error, not a 0% score. A run in which every request failed exits 1 with the cause.
+
+Multi-turn entries run live against the suite's environments. Writes results.jsonl and summary.json under --out (default: eval/results/SUITE/AGENT under the project root) and prints a table. --agent {agents} runs a reference agent instead of a model (no server needed). Build suites with 'envfactory eval-suite --domain DOMAIN'.
+""".format(agents="|".join(REFERENCE_AGENTS))
 
 
 def _categories(value: Optional[str]) -> tuple[str, ...]:
@@ -57,15 +50,13 @@ def _simulated_user(seed: int):
     return lambda task: UserSimulator(task, seed=seed)
 
 
-def _load_tasks(domain: str, tasks_file: Optional[Path], envs: list, n: int, seed: int) -> list:
+def _load_tasks(tasks_file: Optional[Path], envs: list, n: int, seed: int) -> list:
     if tasks_file is not None:
         from ..spec import load_tasks
 
         return list(load_tasks(tasks_file))
-    try:
-        from ..synth.tasks import build_tasks  # written separately; optional until it lands
-    except ImportError as e:
-        raise ConfigError(f"the task builder is not available ({e}); pass --tasks FILE.jsonl") from e
+    from ..synth.tasks import build_tasks
+
     return list(build_tasks(envs, n=n, seed=seed).tasks)
 
 
@@ -82,17 +73,52 @@ def eval_suite(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Suites folder (default: eval/suites); writes OUT/<domain>/."),
 ) -> None:
     """Write a BFCL-format evaluation suite for a domain under eval/suites/<domain>/."""
+    from ..config import project_paths
+    from ..evaluation import build_suite, write_suite
+    from ..runtime import load_environment
+
+    chosen = _categories(categories)
     paths = project_paths()
     envs = [load_environment(d) for d in env_dirs(domain)]
     others = [load_environment(d) for d in env_dirs(None)
               if d.resolve().relative_to(paths.domains_dir.resolve()).parts[0] != domain]
-    tasks = _load_tasks(domain, tasks_file, envs, n_tasks, seed)
-    suite = build_suite(tasks, envs, domain=domain, n_per_category=per_category, categories=_categories(categories),
+    tasks = _load_tasks(tasks_file, envs, n_tasks, seed)
+    suite = build_suite(tasks, envs, domain=domain, n_per_category=per_category, categories=chosen,
                         seed=seed, other_envs=others)
-    folder = write_suite(suite, (out or paths.resolve(paths.eval) / "suites") / domain)
+    folder = write_suite(suite, (out or paths.eval_dir / "suites") / domain)
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     counts = ", ".join(f"{c} {n}" for c, n in suite.counts.items())
     console.print(f"suite {domain}: {counts} -> {folder} ({size / 1024:.0f} KiB)")
+
+
+def _results_dir(suite_domain: str, agent_name: str) -> Path:
+    """``<root>/eval/results/<suite>/<agent>``: under the project root, never the current folder (git ignores it)."""
+    from ..config import project_paths
+
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", agent_name).strip("._") or "agent"
+    return project_paths().eval_dir / "results" / suite_domain / safe
+
+
+def _preflight(client: "OpenAICompatModel", model: str) -> None:
+    """Fail before the run when the endpoint cannot answer at all (a dead server is not a 0% score)."""
+    with console.status(f"checking {client.base_url} ..."):
+        served = client.check_endpoint(timeout=PREFLIGHT_TIMEOUT_S)
+    if served is not None and model not in served:
+        err_console.print(f"[yellow]warning:[/] {client.base_url} serves {', '.join(served) or 'no model'}, "
+                          f"not {model!r}; requests will likely fail", highlight=False)
+
+
+def _report_model_errors(summary: dict[str, Any]) -> None:
+    """Say why requests failed; every request failing is a failed run (exit 1), not a score."""
+    failed, total = summary["model_errors"], summary["overall"]["total"]
+    if not failed:
+        return
+    causes = summary.get("model_error_causes", {})
+    cause = next(iter(causes), "unknown")
+    if failed == total:
+        fail(f"every entry failed on a model error ({failed}/{total}); the commonest cause: {cause}", code=1)
+    err_console.print(f"[yellow]warning:[/] {failed}/{total} entries failed on a model error (scored as wrong); "
+                      f"commonest cause: {cause}", highlight=False)
 
 
 @app.command("eval", help=_EVAL_HELP)
@@ -114,52 +140,76 @@ def eval_(
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Completion token limit per request."),
     user_sim: bool = typer.Option(False, "--user-sim", help="Multi-turn users from the user simulator instead of the sub-goal turns."),
     seed: int = typer.Option(0, "--seed", help="Seed for the random and drop-one agents and the simulator."),
-    out: Path = typer.Option(Path("results"), "--out", "-o", help="Folder for results.jsonl and summary.json."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", show_default=False,
+                                       help="Folder for results.jsonl and summary.json (default: "
+                                            "eval/results/SUITE/AGENT under the project root)."),
 ) -> None:
+    from ..config import project_paths
+
     paths = project_paths()
     folder = Path(suite_name)
     if not (folder / "manifest.json").is_file():
-        folder = paths.resolve(paths.eval) / "suites" / suite_name
+        folder = paths.eval_dir / "suites" / suite_name
     if not (folder / "manifest.json").is_file():
         fail(f"suite {suite_name!r} not found (looked for {folder}/manifest.json); "
              f"build it with 'envfactory eval-suite --domain {suite_name}'")
+    # Every option is checked before anything is created or contacted.
     if mode not in ("fc", "prompt"):
         fail(f"--mode must be fc or prompt, got {mode!r}")
     if (model is None) == (agent_name is None):
         fail("give exactly one of --model (with --base-url) or --agent")
     if limit is not None and limit < 0:
         fail(f"--limit must be >= 0, got {limit}")
+    if agent_name is not None and agent_name not in REFERENCE_AGENTS:
+        fail(f"unknown agent {agent_name!r}; known: {', '.join(REFERENCE_AGENTS)}")
+    chosen = _categories(categories)
+    from ..evaluation import EvalConfig, ModelAgent, build_reference_agent, load_suite
+
+    suite = load_suite(folder)
+    out = out or _results_dir(suite.domain, agent_name or str(model))
     try:  # before the run, so an unusable --out does not throw the results away
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         fail(f"--out {out}: cannot create the results folder: {e.strerror or e}")
-    suite = load_suite(folder)
+    client = None
     if agent_name is not None:
-        if agent_name not in REFERENCE_AGENTS:
-            fail(f"unknown agent {agent_name!r}; known: {', '.join(REFERENCE_AGENTS)}")
         agent = build_reference_agent(agent_name, seed=seed)
-        client = None
     else:
         from ..llm import OpenAICompatModel
 
+        assert model is not None
         client = OpenAICompatModel(base_url, model, api_key=api_key or os.environ.get("OPENAI_API_KEY"),
                                    timeout=timeout, max_retries=retries, concurrency=concurrency)
         agent = ModelAgent(client, temperature=temperature, max_tokens=max_tokens)
-    config = EvalConfig(categories=_categories(categories), mode=mode, concurrency=concurrency, limit=limit,
+    config = EvalConfig(categories=chosen, mode=mode, concurrency=concurrency, limit=limit,
                         max_steps_per_turn=max_steps, user="simulator" if user_sim else "subgoals", seed=seed)
     try:
-        with Progress(TextColumn(f"[bold]{agent.name}[/] on {suite.domain}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, transient=True) as progress:
-            bar = progress.add_task("eval", total=None)
-
-            def tick(done: int, total: int) -> None:
-                progress.update(bar, completed=done, total=total)
-
-            report = run_eval(suite, agent, config=config, domains_root=paths.domains_dir, on_progress=tick,
-                              user_factory=_simulated_user(seed) if user_sim else None)
+        if client is not None:
+            _preflight(client, str(model))
+        report = _run(suite, agent, config, paths.domains_dir, _simulated_user(seed) if user_sim else None)
     finally:
         if client is not None:
             client.close()
+    from ..evaluation import summarize, summary_table, write_report
+
     files = write_report(report, out)
-    console.print(summary_table(summarize(report)))
+    summary = summarize(report)
+    console.print(summary_table(summary))
     console.print(f"results: {files['results']}\nsummary: {files['summary']}")
+    _report_model_errors(summary)
+
+
+def _run(suite, agent, config, domains_root: Path, user_factory):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..evaluation import run_eval
+
+    with Progress(TextColumn(f"[bold]{agent.name}[/] on {suite.domain}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as progress:
+        bar = progress.add_task("eval", total=None)
+
+        def tick(done: int, total: int) -> None:
+            progress.update(bar, completed=done, total=total)
+
+        return run_eval(suite, agent, config=config, domains_root=domains_root, on_progress=tick,
+                        user_factory=user_factory)

@@ -5,29 +5,22 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from ..graph import (
-    build_domain_graph,
-    build_sampler_report,
-    build_tool_graph,
-    render_html,
-    render_png,
-    run_sampling,
-    save_tool_graph,
-)
-from ..graph.report import SAMPLERS, SamplerReport
-from ..runtime import load_environment
-from ..spec import load_spec
 from ._app import app, console, env_dirs, fail, handle_errors
 from ._settings import settings_parser
 
 SAMPLER_CONFIG_HELP = ("Sampler settings (SamplerConfig) as JSON, e.g. '{\"p_branch\": 0.5, \"max_depth\": 4}'; "
                        "in a config file: sampler_config: {p_branch: 0.5}.")
+
+if TYPE_CHECKING:  # networkx, numpy and matplotlib load inside the commands (start-up time: see _app)
+    from ..graph import SamplerReport
+
+# Named here rather than read from graph.SAMPLERS so that --help does not import networkx;
+# tests/cli/test_startup.py checks that the two agree.
+SAMPLER_NAMES = ("topology", "random_walk")
 
 
 @app.command()
@@ -41,6 +34,11 @@ def graph(
     weak: bool = typer.Option(False, "--weak", help="Draw weak (similarity) edges in the PNG too."),
 ) -> None:
     """Build each environment's tool graph (saved as <env>/tool_graph.json) and draw the domain's."""
+    from rich.table import Table
+
+    from ..graph import build_domain_graph, build_tool_graph, render_html, render_png, save_tool_graph
+    from ..spec import load_spec
+
     specs = []
     t = Table(title="tool graphs")
     for c in ("environment", "tools", "params (user / discover)", "supplies strong", "weak", "state", "unsatisfiable", "file"):
@@ -68,6 +66,10 @@ def graph(
 
 
 def _run(envs, n: int, sampler: str, seed: int, graphs, label: str, workers: int, config=None):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..graph import run_sampling
+
     with Progress(TextColumn(f"[bold]{label}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as prog:
         task = prog.add_task(label, total=n)
@@ -82,6 +84,8 @@ def _run(envs, n: int, sampler: str, seed: int, graphs, label: str, workers: int
 
 
 def _print_reports(reps: list[SamplerReport]) -> None:
+    from rich.table import Table
+
     t = Table(title="sampling and gold execution")
     t.add_column("figure")
     for r in reps:
@@ -133,7 +137,7 @@ def sample(
     env: Optional[str] = typer.Option(None, "--env", "-e", help="Only this environment."),
     n: int = typer.Option(1000, "--n", "-n", min=1, help="Plans to sample and execute."),
     seed: int = typer.Option(0, "--seed", "-s", help="Sampling seed: the same seed gives the same plans."),
-    sampler: str = typer.Option("topology", "--sampler", help=f"One of: {', '.join(SAMPLERS)}."),
+    sampler: str = typer.Option("topology", "--sampler", help=f"One of: {', '.join(SAMPLER_NAMES)}."),
     report: bool = typer.Option(False, "--report", help="Print coverage tables, with the random-walk baseline beside."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write kept plans with their gold calls as JSONL."),
     keep_failed: bool = typer.Option(False, "--keep-failed", help="With --out, write failed plans too (ok: false)."),
@@ -144,6 +148,9 @@ def sample(
         parser=settings_parser("envfactory.graph.config:SamplerConfig", '{"p_branch": 0.5}')),
 ) -> None:
     """Sample plans on the tool graph, execute each on a fresh session, keep the ones that succeed."""
+    from ..graph import SAMPLERS, build_sampler_report, build_tool_graph
+    from ..runtime import load_environment
+
     if sampler not in SAMPLERS:
         fail(f"unknown sampler {sampler!r}; choose one of: {', '.join(SAMPLERS)}")
     dirs = env_dirs(domain, env)

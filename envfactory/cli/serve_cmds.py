@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.table import Table
 
-from ..config import project_paths
 from ..errors import ConfigError
 from ._app import app, console, env_dirs, err_console, fail, handle_errors
 from .bench_cmds import bench_app
@@ -32,7 +30,7 @@ def serve(
     transport: str = typer.Option("stdio", "--transport", "-t", help="stdio (one environment per process) or http."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP interface to bind; loopback by default."),
     port: int = typer.Option(8000, "--port", "-p", help="HTTP port (0: any free port)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No banner on stderr (for harnesses that start many servers)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="stdio: no banner on stderr (for harnesses that start many servers)."),
     token: Optional[str] = typer.Option(None, "--token", envvar="ENVFACTORY_SERVE_TOKEN",
                                         help="Bearer token MCP HTTP clients must send."),
     control_token: Optional[str] = typer.Option(None, "--control-token", envvar="ENVFACTORY_CONTROL_TOKEN",
@@ -49,7 +47,7 @@ def serve(
     print_config: bool = typer.Option(False, "--print-config", help="Print client configuration and exit."),
 ) -> None:
     """Serve environments over MCP: stdio (one per process) or streamable HTTP at /mcp/<env>."""
-    from ..serve import ServeConfig, build_client_config, serve_http, serve_stdio
+    from ..serve import ServeConfig, serve_http, serve_stdio
     from ..serve.config import LOOPBACK_HOSTS
 
     if transport not in ("stdio", "http"):
@@ -65,28 +63,16 @@ def serve(
         raise ConfigError(f"serve: {e}") from e
     dirs = env_dirs(domain, env)
     if print_config:
-        cfg = build_client_config(domain, [d.name for d in dirs], config, command=_launcher(),
-                                  root=project_paths().root.resolve())
-        typer.echo("# stdio: one environment per process (run from anywhere)")
-        for line in cfg["stdio"].values():
-            typer.echo(line)
-        typer.echo("\n# mcp.json (Claude Desktop, Cursor, VS Code ...): merge into your client's config")
-        typer.echo(json.dumps(cfg["mcp.json"], indent=2))
-        typer.echo(f"\n# streamable HTTP: start with  envfactory serve --domain {domain} --transport http"
-                   f" --host {host} --port {port}")
-        for name, url in cfg["http"].items():
-            typer.echo(f"{name}: {url}")
-        if "control" in cfg:
-            typer.echo("\n# control channel (harnesses only; send the control token as a bearer token)")
-            for name, url in cfg["control"].items():
-                typer.echo(f"{name}: {url}")
+        _print_client_config(domain, dirs, config, host, port)
         return
+    if transport == "stdio" and len(dirs) != 1:
+        # Before any handshake: the client sees the connection close, its user reads this on stderr.
+        fail(f"domain {domain!r} has {len(dirs)} environments and stdio serves one per process: pass --env with one "
+             f"of {', '.join(d.name for d in dirs)} (or --transport http to serve them all at /mcp/<env>)")
 
     from ..runtime import load_environment
 
     if transport == "stdio":
-        if len(dirs) != 1:
-            fail(f"stdio serves one environment per process; pass --env (one of: {', '.join(d.name for d in dirs)})")
         environment = load_environment(dirs[0])
         if not quiet:
             err_console.print(f"serving {domain}/{environment.name} on stdio", highlight=False)
@@ -95,11 +81,36 @@ def serve(
     envs = [load_environment(d) for d in dirs]
     if host not in LOOPBACK_HOSTS and not token:
         err_console.print(f"[yellow]warning:[/] binding {host} without --token: anyone who can reach it can call tools")
-    for e in envs:
-        err_console.print(f"serving {domain}/{e.name} at http://{host}:{port}/mcp/{e.name}", highlight=False)
-    if control_token:
-        err_console.print(f"control channel at http://{host}:{port}/control/<env>/sessions", highlight=False)
-    serve_http(envs, config)
+
+    def listening(bound_host: str, bound_port: int) -> None:
+        base = f"http://{bound_host}:{bound_port}"
+        for e in envs:
+            err_console.print(f"serving {domain}/{e.name} at {base}/mcp/{e.name}", highlight=False)
+        if control_token:
+            err_console.print(f"control channel at {base}/control/<env>/sessions", highlight=False)
+
+    serve_http(envs, config, on_listening=listening)  # with --port 0 the banner is how a caller learns the port
+
+
+def _print_client_config(domain: str, dirs: list[Path], config, host: str, port: int) -> None:
+    from ..config import project_paths
+    from ..serve import build_client_config
+
+    cfg = build_client_config(domain, [d.name for d in dirs], config, command=_launcher(),
+                              root=project_paths().root.resolve())
+    typer.echo("# stdio: one environment per process (run from anywhere)")
+    for line in cfg["stdio"].values():
+        typer.echo(line)
+    typer.echo("\n# mcp.json (Claude Desktop, Cursor, VS Code ...): merge into your client's config")
+    typer.echo(json.dumps(cfg["mcp.json"], indent=2))
+    typer.echo(f"\n# streamable HTTP: start with  envfactory serve --domain {domain} --transport http"
+               f" --host {host} --port {port}")
+    for name, url in cfg["http"].items():
+        typer.echo(f"{name}: {url}")
+    if "control" in cfg:
+        typer.echo("\n# control channel (harnesses only; send the control token as a bearer token)")
+        for name, url in cfg["control"].items():
+            typer.echo(f"{name}: {url}")
 
 
 @bench_app.command("serve")
@@ -116,6 +127,8 @@ def bench_serve(
                                           "or both: fast,sdk."),
 ) -> None:
     """Tool calls/s and p50/p99 latency over streamable HTTP and stdio, beside the in-process runtime."""
+    from rich.table import Table
+
     from ..bench.serve import run_serve_bench
 
     try:

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 import os
+import re
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
-from ..config import project_paths
 from ._app import app, console, env_dirs, fail, handle_errors
 from .tasks_cmds import task_config_option
 
@@ -65,6 +53,18 @@ def synth(
 ) -> None:
     from pydantic import ValidationError
 
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.table import Table
+
+    from ..config import project_paths
     from ..pipelines import synthesize_dataset
     from ..runtime import load_environment
     from ..synth.policy import OraclePolicy, TeacherPolicy
@@ -172,6 +172,8 @@ def push(
     dry_run: bool = typer.Option(False, "--dry-run", help="List the files that would be uploaded; needs no token or network."),
 ) -> None:
     """Upload a dataset folder (card + Parquet files) to the Hugging Face Hub (token: HF_TOKEN or 'hf auth login')."""
+    from rich.table import Table
+
     from ..export import push_dataset
 
     if not path.is_dir():

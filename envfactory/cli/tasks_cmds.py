@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from ..config import project_paths
-from ..runtime import load_environment
-from ..spec import write_tasks
-from ..synth.tasks import TaskReport, build_tasks
 from ._app import app, console, env_dirs, fail, handle_errors
 from ._settings import settings_parser
+
+if TYPE_CHECKING:  # the task builder loads inside the command (start-up time: see _app)
+    from ..synth.tasks import TaskReport
 
 DEFAULT_SOLVER_ROLLOUTS = 4  # with a model
 
@@ -60,6 +57,8 @@ def print_solver_report(s: dict, usage: dict) -> None:
 
 
 def print_task_report(rep: TaskReport) -> None:
+    from rich.table import Table
+
     t = Table(title=f"tasks: {rep.kept} kept of {rep.candidates} candidates ({rep.plans_sampled} plans sampled)")
     for c in ("check", "failed", "rewritten", "dropped"):
         t.add_column(c, justify="left" if c == "check" else "right")
@@ -114,6 +113,13 @@ def tasks(
     task_config: Optional[object] = task_config_option(),
 ) -> None:
     """Build implicit-intent tasks (goal, persona, hidden facts, gold run, reward) and write JSON Lines."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..config import project_paths
+    from ..runtime import load_environment
+    from ..spec import write_tasks
+    from ..synth.tasks import build_tasks
+
     if bool(model) != bool(base_url):
         # one without the other used to be a traceback (--base-url) or silently no model (--model)
         fail("--model and --base-url go together (a model behind an OpenAI-compatible endpoint)")

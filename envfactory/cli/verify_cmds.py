@@ -5,10 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 import typer
-from rich.table import Table
 
-from ..runtime import load_environment
-from ..verify import verify_environment
 from ._app import app, console, env_dirs, handle_errors
 
 _STYLE = {"pass": "[green]pass[/]", "fail": "[bold red]FAIL[/]", "n/a": "[dim]n/a[/]"}
@@ -25,6 +22,11 @@ def verify(
     write: bool = typer.Option(False, "--write", help="Write verification.json next to each env.yaml."),
 ) -> None:
     """Verify environments: smoke + L1 properties, L2 interactions, L3 cassette replay; exit 1 on any failure."""
+    from rich.table import Table
+
+    from ..runtime import load_environment
+    from ..verify import verify_environment
+
     failed = False
     summary = Table(title="Verification")
     for col in ("environment", "tools", "L1 pass", "L2 pass", "L3 pass", "mutants caught L1/L2/L3/any", "time"):

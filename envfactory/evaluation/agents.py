@@ -6,7 +6,8 @@ An ``Agent`` answers one step of one entry (:class:`AgentContext`) with a ``Chat
 
 The reference agents read the entry's ground truth and answer the way a model would (tool
 calls in ``fc`` mode, BFCL call strings in ``prompt`` mode), so the whole decode-and-score
-path runs for them. They exist to show that the metrics discriminate:
+path runs for them. They exist to show that the metrics discriminate (``registry.REFERENCE_AGENTS``
+holds them by name):
 
 - ``oracle``: the gold calls (100% on every category);
 - ``noop``: never calls anything (0% where calls are expected, 100% on irrelevance);
@@ -30,7 +31,6 @@ from .bfcl_format import Call, format_calls, ground_truth_to_calls, parse_call
 from .suites import SuiteEntry
 
 __all__ = [
-    "REFERENCE_AGENTS",
     "AgentContext",
     "Agent",
     "ModelAgent",
@@ -38,7 +38,6 @@ __all__ = [
     "NoopAgent",
     "RandomAgent",
     "DropOneAgent",
-    "build_reference_agent",
     "expected_calls",
 ]
 
@@ -210,19 +209,3 @@ class RandomAgent:
         properties = function.get("parameters", {}).get("properties", {})
         args = {p: _random_value(prop, p, rng) for p, prop in properties.items()}
         return _reply(self.name, ctx, [{function["name"]: args}])
-
-
-REFERENCE_AGENTS = ("oracle", "noop", "random", "drop-one")
-
-
-def build_reference_agent(name: str, *, seed: int = 0) -> Agent:
-    """``oracle``, ``noop``, ``random`` or ``drop-one``."""
-    if name == "oracle":
-        return OracleAgent()
-    if name == "noop":
-        return NoopAgent()
-    if name == "random":
-        return RandomAgent(seed)
-    if name in ("drop-one", "drop_one"):
-        return DropOneAgent(seed)
-    raise ValueError(f"unknown reference agent {name!r}; known: {', '.join(REFERENCE_AGENTS)}")

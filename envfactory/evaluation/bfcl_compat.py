@@ -22,14 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from envfactory.bfcl_data import find_bfcl_data_dir
-from envfactory.errors import EnvFactoryError
-from envfactory.evaluation.bfcl_format import BfclFormatError, parse_call
-from envfactory.evaluation.checker import (
-    CheckResult,
-    MultiTurnResult,
-    TurnExecution,
-    normalize_execution_result,
-)
+from envfactory.errors import BfclFormatError, BfclUnavailableError
+from envfactory.evaluation.bfcl_format import parse_call
+from envfactory.evaluation.checker import CheckResult
+from envfactory.evaluation.multi_turn import MultiTurnResult, TurnExecution, normalize_execution_result
 
 __all__ = [
     "BfclUnavailableError",
@@ -43,10 +39,6 @@ __all__ = [
 # BFCL's executor refuses these method names before eval'ing a call; so do we.
 _BLOCKED_METHODS = frozenset({"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"})
 _MODEL_CONFIG = "bfcl_eval.constants.model_config"
-
-
-class BfclUnavailableError(EnvFactoryError, ImportError):
-    """``bfcl_eval`` (or a module its checker imports) is not installed."""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from envfactory.errors import EnvFactoryError
+from envfactory.errors import BfclFormatError
 
 __all__ = [
     "BfclFormatError",
@@ -50,10 +50,6 @@ __all__ = [
 
 # {"func_name": {"param": value}} -- one call in BFCL's decoded form.
 Call = dict[str, dict[str, Any]]
-
-
-class BfclFormatError(EnvFactoryError, ValueError):
-    """A BFCL file or call string could not be read. (Candidate for ``envfactory.errors``.)"""
 
 
 class BfclQuestion(BaseModel):

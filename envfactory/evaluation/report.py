@@ -15,7 +15,7 @@ from typing import Any
 from rich.table import Table
 
 from .runner import EvalReport
-from .suites import CATEGORIES
+from .categories import CATEGORIES
 
 __all__ = ["summarize", "write_report", "summary_table"]
 
@@ -64,6 +64,8 @@ def summarize(report: EvalReport) -> dict[str, Any]:
         },
         "categories": categories,
         "model_errors": sum(r.model_error is not None for r in report.results),
+        # why requests failed, commonest first: a dead endpoint must be visible, not just a low score
+        "model_error_causes": dict(Counter(r.model_error for r in report.results if r.model_error).most_common(3)),
         "tokens": {
             "requests": sum(r.requests for r in report.results),
             "prompt": sum(r.prompt_tokens for r in report.results),

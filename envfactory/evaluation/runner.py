@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import EnvFactoryError, ModelError, RuntimeToolError
-from ..llm import ChatMessage, ChatResponse, ToolCall
+from ..llm import ChatMessage, ChatResponse
 from ..reward import CallRecord, score_trajectory
 from ..spec import Task
 from .agents import Agent, AgentContext
 from .bfcl_format import BfclFormatError, format_call, parse_call, parse_calls
-from .checker import TurnExecution, check_ast, check_multi_turn
+from .checker import check_ast
+from .multi_turn import TurnExecution, check_multi_turn
 from .suites import CATEGORIES, Suite, SuiteEntry, SuiteError
 
 __all__ = [

@@ -43,11 +43,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import EnvFactoryError
-from ..spec import tool_input_schema
-from ..spec import Task, load_tasks, write_tasks
+from ..errors import SuiteError
+from ..spec import Task, load_tasks, tool_input_schema, write_tasks
 from ..text import format_plain
 from .bfcl_format import format_call, load_jsonl, write_jsonl
+from .categories import CATEGORIES, SINGLE_TURN_CATEGORIES
 
 __all__ = [
     "CATEGORIES",
@@ -62,16 +62,10 @@ __all__ = [
     "suite_file_name",
 ]
 
-CATEGORIES = ("simple", "multiple", "parallel", "parallel_multiple", "irrelevance", "multi_turn")
-SINGLE_TURN_CATEGORIES = CATEGORIES[:5]
 PAGING_PARAMS = frozenset({"limit", "offset", "sort_by", "sort_order"})
 MANIFEST = "manifest.json"
 TASKS_FILE = "tasks.jsonl"
 FORMAT_VERSION = "BFCL_v3"
-
-
-class SuiteError(EnvFactoryError):
-    """A suite could not be built or read."""
 
 
 def suite_file_name(domain: str, category: str) -> str:

@@ -10,6 +10,7 @@ import datetime as _dt
 import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,7 +19,7 @@ import yaml
 from envfactory.errors import IngestError
 from envfactory.ingest.model import ApiDoc
 
-__all__ = ["load_apidoc", "load_apidocs", "document_files", "MAX_DOC_BYTES", "DOC_SUFFIXES"]
+__all__ = ["load_apidoc", "load_apidocs", "document_files", "READERS", "MAX_DOC_BYTES", "DOC_SUFFIXES"]
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ def _parse_structured(text: str, kind: Kind, source: str) -> Any:
             # some ".json" files are YAML in disguise; YAML is a JSON superset
             try:
                 return yaml.load(text, Loader=_Loader)  # noqa: S506
-            except Exception:  # noqa: BLE001 - report the JSON error, the format we expected
+            except (yaml.YAMLError, ValueError, TypeError, RecursionError):  # report the JSON error: JSON was expected
                 raise IngestError(f"{source}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
         except RecursionError as e:
             raise IngestError(f"{source}: malformed JSON: nested too deeply") from e
@@ -176,22 +177,44 @@ def load_apidoc(path_or_bytes: str | os.PathLike[str] | bytes, source: str | Non
     if not text.strip():
         raise IngestError(f"{src}: empty document")
     kind = format or sniff(text, name)
-    if kind in ("json", "yaml"):
-        from envfactory.ingest.openapi import read_openapi
+    reader = READERS.get(_READER_OF.get(kind or "", ""))
+    if reader is None:
+        raise IngestError(f"{src}: unrecognized document format")
+    return reader(text, src, kind)  # type: ignore[arg-type]
 
-        doc = _parse_structured(text, kind, src)
-        if doc is None or doc == {} or doc == []:
-            raise IngestError(f"{src}: empty document")
-        return read_openapi(doc, src)
-    if kind == "html":
-        from envfactory.ingest.html import read_html
 
-        return read_html(text, src)
-    if kind == "markdown":
-        from envfactory.ingest.markdown import read_markdown
+# ---- readers by name: (text, source, kind) -> ApiDoc; each loads its parser on first use ----------
 
-        return read_markdown(text, src)
-    raise IngestError(f"{src}: unrecognized document format")
+Reader = Callable[[str, str, Kind], ApiDoc]
+
+
+def _read_openapi(text: str, src: str, kind: Kind) -> ApiDoc:
+    from envfactory.ingest.openapi import read_openapi
+
+    doc = _parse_structured(text, kind, src)
+    if doc is None or doc == {} or doc == []:
+        raise IngestError(f"{src}: empty document")
+    return read_openapi(doc, src)
+
+
+def _read_markdown(text: str, src: str, kind: Kind) -> ApiDoc:
+    from envfactory.ingest.markdown import read_markdown
+
+    return read_markdown(text, src)
+
+
+def _read_html(text: str, src: str, kind: Kind) -> ApiDoc:
+    from envfactory.ingest.html import read_html
+
+    return read_html(text, src)
+
+
+READERS: dict[str, Reader] = {
+    "openapi": _read_openapi,    # OpenAPI 3.0/3.1 and Swagger 2.0, as JSON or YAML
+    "markdown": _read_markdown,  # Markdown reference pages
+    "html": _read_html,          # HTML reference pages
+}
+_READER_OF: dict[str, str] = {"json": "openapi", "yaml": "openapi", "markdown": "markdown", "html": "html"}
 
 
 def _merge(docs: list[ApiDoc], title: str, source: str) -> ApiDoc:

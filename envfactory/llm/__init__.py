@@ -6,29 +6,87 @@
 
 ``ScriptedOpenAIServer`` is a test double (replies written by a test, not a model) for
 testing the LLM paths offline. Every backend records its calls in a ``UsageLedger``.
+
+``BACKENDS`` maps each backend name (``ModelConfig.backend``) to its factory. Names load on
+first use (PEP 562): ``from envfactory.llm import ChatMessage`` does not import httpx.
 """
 
-from envfactory.llm.base import (
-    CallRecord,
-    ChatMessage,
-    ChatModel,
-    ChatRequest,
-    ChatResponse,
-    MessageLike,
-    NoModel,
-    ToolCall,
-    Usage,
-    UsageLedger,
-    UsageSummary,
-    normalize_messages,
-    to_openai_tools,
-)
-from envfactory.llm.config import ModelConfig, build_chat_model, load_model_config
-from envfactory.llm.openai_compat import OpenAICompatModel
-from envfactory.llm.scripted import Delay, ErrorReply, RecordedRequest, Reply, ScriptedOpenAIServer, ScriptedToolCall
-from envfactory.llm.vllm_backend import VLLMModel, parse_text_tool_calls
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .base import (
+        CallRecord,
+        ChatMessage,
+        ChatModel,
+        ChatRequest,
+        ChatResponse,
+        MessageLike,
+        NoModel,
+        ToolCall,
+        Usage,
+        UsageLedger,
+        UsageSummary,
+        normalize_messages,
+        to_openai_tools,
+    )
+    from .config import (
+        ModelConfig,
+        build_chat_model,
+        load_model_config,
+    )
+    from .registry import (
+        BACKENDS,
+    )
+    from .openai_compat import (
+        OpenAICompatModel,
+    )
+    from .scripted import (
+        Delay,
+        ErrorReply,
+        RecordedRequest,
+        Reply,
+        ScriptedOpenAIServer,
+        ScriptedToolCall,
+    )
+    from .vllm_backend import (
+        VLLMModel,
+        parse_text_tool_calls,
+    )
+
+_LAZY = {
+    "CallRecord": "base",
+    "ChatMessage": "base",
+    "ChatModel": "base",
+    "ChatRequest": "base",
+    "ChatResponse": "base",
+    "MessageLike": "base",
+    "NoModel": "base",
+    "ToolCall": "base",
+    "Usage": "base",
+    "UsageLedger": "base",
+    "UsageSummary": "base",
+    "normalize_messages": "base",
+    "to_openai_tools": "base",
+    "ModelConfig": "config",
+    "build_chat_model": "config",
+    "load_model_config": "config",
+    "BACKENDS": "registry",
+    "OpenAICompatModel": "openai_compat",
+    "Delay": "scripted",
+    "ErrorReply": "scripted",
+    "RecordedRequest": "scripted",
+    "Reply": "scripted",
+    "ScriptedOpenAIServer": "scripted",
+    "ScriptedToolCall": "scripted",
+    "VLLMModel": "vllm_backend",
+    "parse_text_tool_calls": "vllm_backend",
+}
 
 __all__ = [
+    "BACKENDS",
     "CallRecord",
     "ChatMessage",
     "ChatModel",
@@ -55,3 +113,16 @@ __all__ = [
     "parse_text_tool_calls",
     "to_openai_tools",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

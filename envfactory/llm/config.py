@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -10,7 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from envfactory.errors import ConfigError
-from envfactory.llm.base import ChatModel, NoModel, UsageLedger
+from envfactory.llm.base import ChatModel, UsageLedger
 
 __all__ = ["ModelConfig", "build_chat_model", "load_model_config"]
 
@@ -86,25 +85,7 @@ def load_model_config(path: str | Path) -> ModelConfig:
 
 
 def build_chat_model(config: ModelConfig, ledger: UsageLedger | None = None) -> ChatModel:
-    """The backend ``config`` describes, recording into ``ledger`` (a new one if None)."""
-    ledger = ledger if ledger is not None else UsageLedger()
-    if config.backend == "none":
-        return NoModel(ledger)
-    if config.backend == "openai":
-        from envfactory.llm.openai_compat import OpenAICompatModel
+    """The backend ``config`` describes (``registry.BACKENDS``), recording into ``ledger`` (a new one if None)."""
+    from envfactory.llm.registry import BACKENDS
 
-        assert config.base_url and config.model  # checked by ModelConfig
-        return OpenAICompatModel(
-            config.base_url,
-            config.model,
-            api_key=os.environ.get(config.api_key_env) or None,
-            timeout=config.timeout,
-            max_retries=config.max_retries,
-            concurrency=config.concurrency,
-            ledger=ledger,
-            temperature=config.temperature,
-        )
-    from envfactory.llm.vllm_backend import VLLMModel
-
-    assert config.model
-    return VLLMModel(config.model, ledger=ledger, temperature=config.temperature, **config.vllm_engine_kwargs)
+    return BACKENDS[config.backend](config, ledger if ledger is not None else UsageLedger())

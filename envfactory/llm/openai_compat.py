@@ -313,6 +313,34 @@ class OpenAICompatModel:
         except (ValueError, KeyError, TypeError) as e:
             raise ModelError(f"GET {url}: unusable reply: {r.text[:300]}") from e
 
+    def check_endpoint(self, timeout: float = 10.0) -> list[str] | None:
+        """Fail fast when the endpoint cannot answer: ``GET {base_url}/models`` within ``timeout`` seconds.
+
+        Returns the served model ids, or None when the server has no usable model listing (HTTP
+        404/405, an odd body): chat requests may still work there. Raises ``ModelError`` naming the
+        cause when the server is unreachable, times out, refuses the credentials or fails.
+        """
+        url = self._url("models")
+        try:
+            r = self._client.get(url, headers=self._headers, timeout=min(timeout, self.timeout))
+        except httpx.TimeoutException as e:
+            raise ModelError(f"{self.base_url} did not answer GET /models within {min(timeout, self.timeout):g} s "
+                             f"({type(e).__name__}); is the server up and is --base-url right?") from e
+        except httpx.TransportError as e:
+            raise ModelError(f"cannot reach {self.base_url}: {type(e).__name__}: {e}; is the server running "
+                             "(e.g. vllm serve MODEL) and is --base-url right?") from e
+        if r.status_code in (401, 403):
+            raise ModelError(f"GET {url}: HTTP {r.status_code}: {_server_message(r)}; check the API key "
+                             "(--api-key or $OPENAI_API_KEY)")
+        if r.status_code in (404, 405):
+            return None
+        if r.status_code >= 400:
+            raise ModelError(f"GET {url} failed with HTTP {r.status_code}: {_server_message(r)}")
+        try:
+            return [str(m["id"]) for m in r.json()["data"]]
+        except (ValueError, KeyError, TypeError):
+            return None
+
     def close(self) -> None:
         if self._owns_client:
             self._client.close()

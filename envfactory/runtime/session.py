@@ -294,8 +294,14 @@ class Session:
                             "is_null": "be empty", "not_null": "be set"}[c.op]
                     exp = "" if c.op in ("is_null", "not_null") else f" {json.dumps(expected)}"
                     msg = f"{c.field} is {json.dumps(actual)} but must {want}{exp}"
-                raise PreconditionError(
-                    f"{t.name}: cannot {t.verb} {t.ent.name} {json.dumps(key)}: {msg}", tool=t.name)
+                if key is not None:
+                    what = f"{t.ent.name} {json.dumps(key)}"
+                elif "." in c.field:  # a row being created has no key yet: name the row the check is on
+                    fk = c.field.split(".", 1)[0]
+                    what = f"{t.ent.name} with {fk} {json.dumps(row.get(fk))}"
+                else:
+                    what = t.ent.name
+                raise PreconditionError(f"{t.name}: cannot {t.verb} {what}: {msg}", tool=t.name)
 
     def _effect_value(self, t: _Tool, ef, row: dict[str, Any], a: dict[str, Any], current: Any, ftype: FieldType) -> Any:
         if ef.uses_set:

@@ -15,6 +15,11 @@ with the same headers.
 Anything else (initialize, tools/list, notifications, GET streams, DELETE, a session the
 server does not know, a body that is not a single ``tools/call`` request, any failed
 check) goes to the SDK unchanged, with the body replayed when it was already read.
+
+The SDK internals this reads are private, so they are feature-detected (``MANAGER_STATE``,
+``TRANSPORT_STATE``, ``RUNNER_API``): when an SDK release no longer has one, the fast path
+logs it once and sends every request through the SDK; it never fails a request for it.
+``pyproject.toml`` pins ``mcp`` to the minor version these were read from.
 """
 
 from __future__ import annotations
@@ -66,6 +71,24 @@ _TRANSPORT = TransportContext(kind="jsonrpc", can_send_request=False)
 
 
 # ---- the SDK internals we depend on (one place; tests/serve/test_fastpath.py guards them) ----------
+
+# What the fast path reads or writes, on whom (mcp 2.3). A name missing turns the fast path off.
+MANAGER_STATE = ("_server_instances", "_session_owners", "json_response")
+TRANSPORT_STATE = ("_idle_timeout", "_requests_in_flight", "idle_scope", "is_terminated")
+RUNNER_API = ("on_request",)
+_reported: set[str] = set()
+
+
+def missing_sdk_state(obj: object, names: tuple[str, ...]) -> list[str]:
+    """The names in ``names`` that ``obj`` lacks (an SDK release renamed or dropped them)."""
+    return [n for n in names if not hasattr(obj, n)]
+
+
+def _report_once(reason: str) -> None:
+    if reason not in _reported:
+        _reported.add(reason)
+        logger.warning("serve fast path off: %s; tools/call goes through the SDK (same answers, more CPU)", reason)
+
 
 def sdk_session_transport(manager: StreamableHTTPSessionManager, session_id: str,
                           scope: Scope) -> StreamableHTTPServerTransport | None:
@@ -163,9 +186,20 @@ class ToolCallFastPath:
         self.max_body_bytes = max_body_bytes
         self._security = TransportSecurityMiddleware(security)
         self.fast_calls = 0  # requests answered here (tests and the benchmark read it)
+        gaps = ([f"StreamableHTTPSessionManager.{n}" for n in missing_sdk_state(manager, MANAGER_STATE)]
+                + [f"ServerRunner.{n}" for n in missing_sdk_state(ServerRunner, RUNNER_API)])
+        # why the fast path is off (None: on); every request then goes to the SDK
+        self.disabled: str | None = None
+        if gaps:
+            self._disable(f"this mcp SDK has no {', '.join(gaps)}")
+
+    def _disable(self, reason: str) -> None:
+        self.disabled = reason
+        _report_once(reason)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or not self.manager.json_response:
+        if (self.disabled is not None or scope["type"] != "http" or scope["method"] != "POST"
+                or not self.manager.json_response):
             await self.sdk_app(scope, receive, send)
             return
         sid = version = length = ctype = None
@@ -190,6 +224,12 @@ class ToolCallFastPath:
         session_id = sid.decode("latin-1")
         runner = self.server.fast_runner(session_id)
         transport = sdk_session_transport(self.manager, session_id, scope) if runner is not None else None
+        if transport is not None:
+            gaps = missing_sdk_state(transport, TRANSPORT_STATE)
+            if gaps:
+                self._disable(f"this mcp SDK's StreamableHTTPServerTransport has no {', '.join(gaps)}")
+                await self.sdk_app(scope, receive, send)
+                return
         if transport is None or transport.is_terminated or (transport.idle_scope is not None
                                                             and transport.idle_scope.cancel_called):
             await self.sdk_app(scope, receive, send)

@@ -10,13 +10,15 @@ from __future__ import annotations
 import contextlib
 import hmac
 import logging
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+import socket
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.responses import JSONResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -24,11 +26,13 @@ from ..errors import ServeError
 from ..runtime import Environment
 from .config import ServeConfig
 from .control import build_control_routes
-from .fastpath import ToolCallFastPath
 from .pool import SessionPool
 from .server import EnvMCPServer, build_mcp_server
 
-__all__ = ["build_http_app", "serve_http", "mcp_path"]
+if TYPE_CHECKING:
+    from .fastpath import ToolCallFastPath
+
+__all__ = ["build_http_app", "serve_http", "mcp_path", "bind_listener"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +64,40 @@ class _BearerGuard:
                 await resp(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+_ANY_METHOD = ["GET", "POST", "DELETE", "PUT", "PATCH"]
+
+
+_fast_path_import_error: list[str] = []  # reported once per process
+
+
+def _fast_path_class() -> Any:
+    """``ToolCallFastPath``, or None when this mcp SDK lacks a module it imports (then the SDK serves all)."""
+    try:
+        from .fastpath import ToolCallFastPath
+    except ImportError as e:
+        if not _fast_path_import_error:
+            _fast_path_import_error.append(str(e))
+            logger.warning("serve fast path off: this mcp SDK lacks what it imports (%s); tools/call goes "
+                           "through the SDK (same answers, more CPU)", e)
+        return None
+    return ToolCallFastPath
+
+
+def _endpoint_list(paths: list[str]) -> Callable[[Request], Any]:
+    """A 404 whose body (JSON-RPC error shaped, for MCP clients) lists the environment endpoints."""
+
+    async def answer(request: Request) -> Response:
+        if request.url.path.rstrip("/") in paths:  # a trailing slash: where Starlette would redirect
+            return RedirectResponse(request.url.replace(path=request.url.path.rstrip("/")), status_code=307)
+        message = (f"no MCP endpoint at {request.url.path}: each environment is served at its own path; "
+                   f"use one of {', '.join(paths)}")
+        return JSONResponse({"jsonrpc": "2.0", "id": None,
+                             "error": {"code": -32601, "message": message, "data": {"endpoints": paths}}},
+                            status_code=404)
+
+    return answer
 
 
 def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = None) -> Starlette:
@@ -94,9 +132,10 @@ def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = Non
         servers[env.name] = server
         managers.append(manager)
         endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
-        if config.fast_path and config.json_response:  # the fast path answers plain JSON only
-            endpoint = fast_paths[env.name] = ToolCallFastPath(endpoint, manager, server, security,
-                                                               config.max_body_bytes)
+        fast_path_cls = _fast_path_class() if config.fast_path and config.json_response else None
+        if fast_path_cls is not None:  # the fast path answers plain JSON only
+            endpoint = fast_paths[env.name] = fast_path_cls(endpoint, manager, server, security,
+                                                            config.max_body_bytes)
         routes.append(Route(mcp_path(env.name), endpoint=endpoint))
     pools: dict[str, SessionPool] = {n: s.pool for n, s in servers.items()}
     routes += build_control_routes(pools, config, security)
@@ -105,6 +144,9 @@ def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = Non
         return JSONResponse({"status": "ok"})
 
     routes.append(Route("/healthz", healthz, methods=["GET"]))
+    # A client pointed at /mcp (or a misspelt environment) learns where the endpoints are.
+    no_env = _endpoint_list([mcp_path(n) for n in names])
+    routes += [Route("/mcp", no_env, methods=_ANY_METHOD), Route("/mcp/{rest:path}", no_env, methods=_ANY_METHOD)]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -125,13 +167,44 @@ def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = Non
     return app
 
 
-def serve_http(envs: Sequence[Environment], config: ServeConfig | None = None, *, log_level: str = "warning") -> None:
-    """Run the HTTP server until interrupted (uvicorn on ``config.host:config.port``)."""
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: a free one; read it from ``getsockname()``).
+
+    Listening already, so a client told the port connects at once: its request waits in the
+    backlog until the server's loop accepts it.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family=family, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's default backlog
+    except OSError as e:
+        sock.close()
+        raise ServeError(f"cannot listen on {host}:{port}: {e.strerror or e}") from e
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_http(envs: Sequence[Environment], config: ServeConfig | None = None, *, log_level: str = "warning",
+               on_listening: Callable[[str, int], None] | None = None) -> None:
+    """Run the HTTP server until interrupted (uvicorn on ``config.host:config.port``).
+
+    The socket listens before the server starts, so ``on_listening(host, port)`` is told the
+    real port (``config.port`` 0 picks a free one) and the caller may connect right away.
+    """
     import uvicorn
 
     config = config or ServeConfig()
     app = build_http_app(envs, config)
+    sock = bind_listener(config.host, config.port)
+    if on_listening is not None:
+        on_listening(config.host, sock.getsockname()[1])
     # uvicorn's "auto" picks uvloop and httptools when they are installed (the `uvicorn[standard]`
     # extras), else asyncio and h11; with them the server spends about a third less CPU per call.
-    uvicorn.run(app, host=config.host, port=config.port, log_level=log_level, lifespan="on",
-                access_log=False, timeout_graceful_shutdown=2, loop="auto", http="auto")
+    server = uvicorn.Server(uvicorn.Config(app, host=config.host, port=config.port, log_level=log_level, lifespan="on",
+                                           access_log=False, timeout_graceful_shutdown=2, loop="auto", http="auto"))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

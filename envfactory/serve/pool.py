@@ -14,20 +14,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
-from ..errors import ServeError
+from ..errors import SessionGoneError, SessionLimitError
 from ..runtime import Environment, Session, Snapshot
 
 __all__ = ["SessionPool", "PooledSession", "SessionLimitError", "SessionGoneError"]
 
 _GONE_MEMORY = 10_000  # how many ended session ids we remember, to say why one is gone
-
-
-class SessionLimitError(ServeError):
-    """The pool is full: a new session was refused."""
-
-
-class SessionGoneError(ServeError):
-    """A session id is unknown, or its session expired or was closed."""
 
 
 @dataclass(eq=False)

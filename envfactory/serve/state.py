@@ -7,16 +7,12 @@ import binascii
 import sqlite3
 from pathlib import Path
 
-from ..errors import ServeError
+from ..errors import StateError
 from ..runtime import Environment, Snapshot
 
 __all__ = ["StateError", "load_state_bytes", "load_state_file", "decode_state_b64", "resolve_state_path"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
-class StateError(ServeError):
-    """An initial state could not be read or does not fit the environment."""
 
 
 def load_state_bytes(env: Environment, data: bytes, *, source: str = "state") -> Snapshot:

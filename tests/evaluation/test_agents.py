@@ -69,6 +69,7 @@ def test_random_and_drop_one_are_deterministic_for_a_seed():
     assert first == again
 
 
+@pytest.mark.slow  # bfcl-eval comes from the package registry on first use
 @pytest.mark.parametrize("mode", ["fc", "prompt"])
 def test_bfcl_checker_gives_our_verdicts_on_reference_agents_outputs(bfcl_data, mode):  # noqa: F811
     suite = trip_desk_suite()

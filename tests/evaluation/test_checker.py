@@ -5,15 +5,17 @@ from __future__ import annotations
 import pytest
 
 from envfactory.evaluation.checker import (
-    TurnExecution,
     ast_category_kind,
     category_of,
     check_ast,
     check_call,
+    standardize_string,
+)
+from envfactory.evaluation.multi_turn import (
+    TurnExecution,
     check_multi_turn,
     compare_state_mappings,
     normalize_execution_result,
-    standardize_string,
 )
 
 WEATHER = {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -154,10 +153,13 @@ def test_eval_suite_then_eval_end_to_end_against_a_scripted_server(tmp_path, mon
     assert summary["categories"]["multi_turn"]["mean_reward"] == 1.0
     assert all(r.get("tools") for r in requests)  # fc mode sends the functions as tools
     assert "multi_turn" in result.output and "accuracy" in result.output
+    # the preflight lists the served models; a name the server does not list is a warning, not a refusal
+    assert "serves scripted-test-double, not 'scripted'" in " ".join(result.output.split())
 
 
 def test_eval_with_a_reference_agent_and_bad_options(tmp_path, monkeypatch):
-    monkeypatch.setenv("ENVFACTORY_ROOT", str(REPO))
+    monkeypatch.setenv("ENVFACTORY_ROOT", str(tmp_path / "root"))
+    (tmp_path / "root").mkdir()
     from envfactory.evaluation import write_suite
 
     suite_dir = write_suite(trip_desk_suite(), tmp_path / "travel")
@@ -174,12 +176,69 @@ def test_eval_with_a_reference_agent_and_bad_options(tmp_path, monkeypatch):
     assert bad.exit_code == 2 and "unknown categories" in bad.output
     negative = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--limit", "-1"])
     assert negative.exit_code == 2 and "--limit must be >= 0" in negative.output
+    unknown = runner.invoke(app, ["eval", "--agent", "oracel", "--suite", str(suite_dir)])
+    assert unknown.exit_code == 2 and "known: oracle, noop, random, drop-one" in " ".join(unknown.output.split())
+    assert not list((tmp_path / "root").iterdir())  # refused runs create no results folder
     (tmp_path / "a_file").write_text("x")
     blocked = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--out",
                                   str(tmp_path / "a_file" / "r")])
     assert blocked.exit_code == 2 and "results folder" in " ".join(blocked.output.split())
     with pytest.raises(SuiteError, match="limit must be >= 0"):
         run_eval(load_suite(suite_dir), build_reference_agent("noop"), config=EvalConfig(limit=-1))
+
+
+def test_eval_results_go_under_the_project_root_not_the_current_folder(tmp_path, monkeypatch):
+    from envfactory.evaluation import write_suite
+
+    root, cwd = tmp_path / "root", tmp_path / "cwd"
+    root.mkdir()
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    suite_dir = write_suite(trip_desk_suite(), tmp_path / "travel")
+    r = runner.invoke(app, ["--root", str(root), "eval", "--agent", "drop-one", "--suite", str(suite_dir),
+                            "--categories", "simple"])
+    assert r.exit_code == 0, r.output
+    assert (root / "eval" / "results" / "travel" / "drop-one" / "summary.json").is_file()
+    assert not list(cwd.iterdir())
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_eval_against_an_unreachable_endpoint_fails_fast_with_the_cause(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENVFACTORY_ROOT", str(tmp_path))
+    from envfactory.evaluation import write_suite
+
+    suite_dir = write_suite(trip_desk_suite(), tmp_path / "travel")
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    r = runner.invoke(app, ["eval", "--model", "m", "--base-url", url, "--suite", str(suite_dir), "--retries", "3",
+                            "--out", str(tmp_path / "r")])
+    text = " ".join(r.output.split())
+    assert r.exit_code != 0, text
+    assert f"cannot reach {url}: ConnectError" in text and "Connection refused" in text
+    assert not (tmp_path / "r" / "summary.json").exists()  # no 0% score was written
+
+
+def test_eval_where_every_request_failed_exits_1_with_the_cause(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENVFACTORY_ROOT", str(REPO))
+    from envfactory.evaluation import write_suite
+
+    suite_dir = write_suite(trip_desk_suite(), tmp_path / "travel")
+    with ScriptedOpenAIServer(fallback=ErrorReply(400, "model does not support tools")) as server:
+        r = runner.invoke(app, ["eval", "--model", "scripted-test-double", "--base-url", server.base_url,
+                                "--suite", str(suite_dir), "--categories", "simple,multiple", "--retries", "0",
+                                "--out", str(tmp_path / "r")])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1, text
+    assert "every entry failed on a model error" in text and "model does not support tools" in text
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())  # the evidence is kept
+    assert summary["model_errors"] == summary["overall"]["total"] > 0
+    assert any("model does not support tools" in cause for cause in summary["model_error_causes"])
 
 
 def test_a_malformed_suite_is_a_suite_error(tmp_path):

@@ -36,6 +36,7 @@ def build_one(path: str) -> tuple[str, str, int, int, str]:
 
 
 @pytest.mark.skipif(not FILES, reason=f"no corpus at {CORPUS}")
+@pytest.mark.slow  # builds every document of the shared corpus
 def test_corpus_yields_environments_or_one_line_errors():
     workers = max(1, min(4, os.cpu_count() or 1))
     with ProcessPoolExecutor(max_workers=workers) as pool:

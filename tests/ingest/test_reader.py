@@ -124,3 +124,18 @@ def test_every_corpus_file_loads_or_fails_cleanly(path):
     assert len(api.operations) >= 1
     assert all(op.path.startswith("/") for op in api.operations)
     assert len(set(api.warnings)) == len(api.warnings)
+
+
+def test_every_document_goes_through_the_reader_registry(tmp_path, monkeypatch):
+    assert set(reader_mod.READERS) == {"openapi", "markdown", "html"}
+    seen = []
+    for name, reader in list(reader_mod.READERS.items()):
+        def spy(text, src, kind, _name=name, _reader=reader):
+            seen.append((_name, kind))
+            return _reader(text, src, kind)
+        monkeypatch.setitem(reader_mod.READERS, name, spy)
+    for file, content in [("a.yaml", MINI_YAML), ("a.json", json.dumps(MINI_OPENAPI)), ("a.md", MINI_MD),
+                          ("a.html", "<html><body><h2>List</h2><pre>GET /things</pre></body></html>")]:
+        (tmp_path / file).write_text(content)
+        load_apidoc(tmp_path / file)
+    assert seen == [("openapi", "yaml"), ("openapi", "json"), ("markdown", "markdown"), ("html", "html")]

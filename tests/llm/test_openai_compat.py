@@ -60,7 +60,7 @@ def make(srv: ScriptedOpenAIServer, **kw) -> OpenAICompatModel:
 def test_public_api_is_explicit():
     # Others build on these names; changing the list should be a decision, not an accident.
     assert set(llm.__all__) == {
-        "CallRecord", "ChatMessage", "ChatModel", "ChatRequest", "ChatResponse", "Delay", "ErrorReply",
+        "BACKENDS", "CallRecord", "ChatMessage", "ChatModel", "ChatRequest", "ChatResponse", "Delay", "ErrorReply",
         "MessageLike", "ModelConfig", "NoModel", "OpenAICompatModel", "RecordedRequest", "Reply",
         "ScriptedOpenAIServer", "ScriptedToolCall", "ToolCall", "Usage", "UsageLedger", "UsageSummary",
         "VLLMModel", "build_chat_model", "load_model_config", "normalize_messages", "parse_text_tool_calls",
@@ -68,6 +68,41 @@ def test_public_api_is_explicit():
     }  # fmt: skip
     for name in llm.__all__:
         assert hasattr(llm, name), name
+
+
+def test_backends_registry_is_what_model_config_accepts():
+    from typing import get_args
+
+    from envfactory.llm import BACKENDS, ModelConfig, NoModel, build_chat_model
+
+    assert set(BACKENDS) == set(get_args(ModelConfig.model_fields["backend"].annotation))
+    assert isinstance(build_chat_model(ModelConfig()), NoModel)
+    model = build_chat_model(ModelConfig(base_url="http://127.0.0.1:9/v1", model="m"))
+    assert isinstance(model, OpenAICompatModel) and model.base_url == "http://127.0.0.1:9/v1"
+    model.close()
+
+
+def test_importing_a_backend_name_does_not_import_httpx():
+    import subprocess
+    import sys
+
+    code = "import sys, envfactory.llm as l; l.ChatMessage; l.BACKENDS; print('httpx' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_check_endpoint_names_an_unreachable_server_and_lists_a_live_ones_models():
+    import socket
+
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dead = OpenAICompatModel(f"http://127.0.0.1:{port}/v1", "m", timeout=5)
+    with pytest.raises(ModelError, match=r"cannot reach http://127.0.0.1:\d+/v1: ConnectError"):
+        dead.check_endpoint(timeout=2)
+    dead.close()
+    with ScriptedOpenAIServer(model="tiny") as srv, make(srv) as model:
+        assert model.check_endpoint() == ["tiny"]
 
 
 def test_plain_reply_and_request_shape():

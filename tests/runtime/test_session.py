@@ -347,3 +347,14 @@ def test_row_referencing_itself_can_be_deleted_but_not_a_referenced_parent():
     s.call("create_node", {"node_id": "loop"})
     s.conn.execute("UPDATE node SET parent_id = 'loop' WHERE node_id = 'loop'")  # a self-reference
     assert s.call("delete_node", {"node_id": "loop"}) == {"deleted": True, "node_id": "loop"}
+
+
+def test_a_create_refused_by_a_precondition_names_the_referenced_row_not_a_null_key(trip_desk_env):
+    with trip_desk_env.new_session() as s:
+        cancelled = s.query("SELECT flight_id FROM flight WHERE status = 'cancelled' ORDER BY flight_id LIMIT 1")[0][0]
+        before = s.state_hash()
+        out = s.try_call("create_booking", {"traveler_id": "TR00001", "flight_id": cancelled, "passengers": 1})
+        assert out["error"] == "precondition_failed"
+        assert out["message"].startswith(f'create_booking: cannot create booking with flight_id "{cancelled}": ')
+        assert "null" not in out["message"]
+        assert s.state_hash() == before

@@ -214,3 +214,63 @@ def test_a_chunked_body_over_the_limit_is_refused_by_the_sdk(env):
             r = h.post(srv.url(), content=iter([body[:1000], body[1000:]]), headers=sh)  # no Content-Length
             assert r.status_code == 413
             assert srv.app.state.fast_paths["trip_desk"].fast_calls == 0
+
+
+class _Without:
+    """An SDK object as a later release might have it: everything forwarded except ``missing``."""
+
+    def __init__(self, obj, missing: str, wrap_values_of: str | None = None, value_missing: str | None = None):
+        self._obj, self._missing = obj, missing
+        self._wrap_values_of, self._value_missing = wrap_values_of, value_missing
+
+    def __getattr__(self, name):
+        if name == self._missing:
+            raise AttributeError(name)
+        value = getattr(self._obj, name)
+        if name == self._wrap_values_of:  # a dict of transports, each lacking ``value_missing``
+            return {k: _Without(v, self._value_missing) for k, v in value.items()}
+        return value
+
+
+@pytest.mark.parametrize("where, name", [("manager", "_session_owners"), ("transport", "_requests_in_flight")])
+def test_fast_path_falls_back_to_the_sdk_when_the_sdk_state_it_reads_is_gone(env, monkeypatch, caplog, where, name):
+    import logging
+
+    from envfactory.serve import fastpath, http
+
+    real = fastpath.ToolCallFastPath
+
+    def with_changed_sdk(sdk_app, manager, *args):
+        changed = (_Without(manager, name) if where == "manager" else
+                   _Without(manager, "", wrap_values_of="_server_instances", value_missing=name))
+        return real(sdk_app, changed, *args)
+
+    monkeypatch.setattr(fastpath, "ToolCallFastPath", with_changed_sdk)
+    monkeypatch.setattr(fastpath, "_reported", set())
+    caplog.set_level(logging.WARNING, logger=fastpath.__name__)
+    assert http._fast_path_class() is with_changed_sdk
+    with live_http([env], ServeConfig()) as srv:
+        fp = srv.app.state.fast_paths["trip_desk"]
+        with httpx2.Client(base_url=srv.base, headers=HDRS) as h:
+            sh = _open(h, srv.url())
+            for i in range(3):
+                r = h.post(srv.url(), content=json.dumps(_call(10 + i, "get_flight", {"flight_id": "FL00001"})),
+                           headers=sh)
+                assert r.status_code == 200 and r.json()["result"]["structuredContent"]["flight_id"] == "FL00001"
+    assert fp.fast_calls == 0
+    assert fp.disabled is not None and name in fp.disabled
+    warnings = [rec.getMessage() for rec in caplog.records if "fast path off" in rec.getMessage()]
+    assert len(warnings) == 1 and name in warnings[0]
+
+
+def test_the_fast_path_is_on_with_the_sdk_it_was_written_for(env):
+    from envfactory.serve.fastpath import MANAGER_STATE, RUNNER_API, TRANSPORT_STATE, missing_sdk_state
+    from mcp.server.runner import ServerRunner
+
+    assert missing_sdk_state(ServerRunner, RUNNER_API) == []
+    with live_http([env], ServeConfig()) as srv:
+        fp = srv.app.state.fast_paths["trip_desk"]
+        assert fp.disabled is None and missing_sdk_state(fp.manager, MANAGER_STATE) == []
+        with httpx2.Client(base_url=srv.base, headers=HDRS) as h:
+            sid = _open(h, srv.url())["mcp-session-id"]
+            assert missing_sdk_state(fp.manager._server_instances[sid], TRANSPORT_STATE) == []

@@ -48,7 +48,12 @@ def test_initialize_list_and_call_over_http(live):
             r = await c.call_tool("get_flight", {"flight_id": "FL00001"})
             return r.structured_content["flight_id"]
     assert run(go) == "FL00001"
-    assert live.pool().open_count == 0  # DELETE on close freed it
+
+    async def freed():  # DELETE on close frees it; the server's connection teardown may finish just after
+        with anyio.fail_after(10):
+            while live.pool().open_count:
+                await anyio.sleep(0.02)
+    run(freed)
 
 
 def test_agents_tool_list_has_no_control_tools(live):
@@ -221,3 +226,69 @@ def test_abrupt_disconnects_are_freed_by_idle_expiry(env):
                 while srv.pool().open_count:
                     await anyio.sleep(0.05)
         run(go)
+
+
+def test_mcp_without_an_environment_answers_with_the_endpoint_list(env):
+    spec_b = env.spec.model_copy(update={"name": "trip_desk_b"})
+    with live_http([env, Environment(spec_b, env.template)], ServeConfig(token=TOK)) as srv:
+        auth = {**HDRS, "Authorization": f"Bearer {TOK}"}
+        for path in ("/mcp", "/mcp/", "/mcp/no_such_env"):
+            r = httpx2.post(srv.base + path, content=json.dumps(INIT), headers=auth)
+            assert r.status_code == 404, (path, r.text)
+            body = r.json()
+            assert body["error"]["data"]["endpoints"] == ["/mcp/trip_desk", "/mcp/trip_desk_b"]
+            assert "use one of /mcp/trip_desk, /mcp/trip_desk_b" in body["error"]["message"]
+        # the listing is behind the token like every /mcp path
+        assert httpx2.post(srv.base + "/mcp", content=json.dumps(INIT), headers=HDRS).status_code == 401
+        # a trailing slash on a real endpoint still reaches it
+        r = httpx2.post(srv.url() + "/", content=json.dumps(INIT), headers=auth, follow_redirects=True)
+        assert r.status_code == 200 and r.json()["result"]["serverInfo"]["name"].endswith("trip_desk")
+
+
+def test_serve_port_0_prints_the_port_it_bound(tmp_path):
+    """The banner is how a caller of 'serve --port 0' learns the port: it must be the real one."""
+    import os
+    import queue
+    import re
+    import subprocess
+    import sys
+    import threading
+
+    from .conftest import REPO
+
+    proc = subprocess.Popen([sys.executable, "-m", "envfactory", "serve", "--domain", "travel", "--env", "trip_desk",
+                             "--transport", "http", "--port", "0"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "ENVFACTORY_ROOT": str(REPO)})
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()
+    try:
+        seen = []
+        while True:
+            line = lines.get(timeout=60)
+            seen.append(line)
+            m = re.search(r"serving travel/trip_desk at http://127\.0\.0\.1:(\d+)/mcp/trip_desk", line)
+            if m:
+                break
+        port = int(m.group(1))
+        assert port != 0, seen
+        assert httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=30).json() == {"status": "ok"}
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_a_port_in_use_is_a_serve_error_naming_it():
+    import socket
+
+    from envfactory.errors import ServeError
+    from envfactory.serve.http import bind_listener
+
+    first = bind_listener("127.0.0.1", 0)
+    port = first.getsockname()[1]
+    try:
+        with pytest.raises(ServeError, match=f"cannot listen on 127.0.0.1:{port}: Address already in use"):
+            bind_listener("127.0.0.1", port)
+        with socket.create_connection(("127.0.0.1", port), timeout=5):  # listening before any server runs
+            pass
+    finally:
+        first.close()

@@ -16,6 +16,8 @@ import pytest
 
 from .conftest import REPO
 
+pytestmark = pytest.mark.slow  # installs Node and the Inspector from the npm registry on first use
+
 CACHE = Path(os.environ.get("ENVFACTORY_NODE_CACHE", Path.home() / ".cache" / "envfactory-node"))
 NODE = CACHE / "node_modules" / "node" / "bin" / "node"
 INSPECTOR = CACHE / "node_modules" / "@modelcontextprotocol" / "inspector" / "cli" / "build" / "cli.js"

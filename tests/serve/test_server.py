@@ -164,6 +164,7 @@ def _rss_after_gc() -> int:
     return psutil.Process().memory_info().rss
 
 
+@pytest.mark.slow  # a memory benchmark: 1050 sessions, RSS measured
 async def test_opening_and_dropping_1000_sessions_frees_them_all(env):
     server = build_mcp_server(env, config=ServeConfig(max_sessions=2000))
 

@@ -79,3 +79,38 @@ def test_quiet_stdio_server_writes_nothing_to_stderr():
                           input="", capture_output=True, text=True, timeout=60, cwd=REPO,
                           env={**os.environ, "ENVFACTORY_ROOT": str(REPO)})
     assert "serving travel/trip_desk on stdio" in loud.stderr
+
+
+def test_stdio_without_env_on_a_multi_env_domain_fails_before_the_handshake_naming_the_choices(tmp_path):
+    """What a user of an MCP client sees: the connection closes, and the server's stderr says why."""
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "envfactory", "serve", "--domain", "travel"],
+                                   env={**os.environ, "ENVFACTORY_ROOT": str(REPO)}, cwd=str(tmp_path))
+    errors: list[BaseException] = []
+    with (tmp_path / "stderr.txt").open("w+") as errlog:
+        async def go():
+            with anyio.fail_after(60):
+                try:
+                    async with Client(stdio_client(params, errlog=errlog), mode="legacy", cache=None) as c:
+                        await c.list_tools()
+                except Exception as e:  # the SDK's "connection closed" (its type varies between releases)
+                    errors.append(e)
+        anyio.run(go)
+        errlog.seek(0)
+        stderr = " ".join(errlog.read().split())
+    assert errors, "the client connected to a server that should have refused to start"
+    assert "domain 'travel' has 3 environments" in stderr
+    for name in ("travel_car_rentals", "travel_orders_and_hotel_bookings", "trip_desk"):
+        assert name in stderr
+    assert "--env" in stderr and "Traceback" not in stderr
+    assert not list(p for p in tmp_path.iterdir() if p.name != "stderr.txt")  # nothing written to the cwd
+
+
+def test_stdio_refusal_exits_2_before_reading_stdin():
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-m", "envfactory", "serve", "--domain", "travel"], input="",
+                       capture_output=True, text=True, timeout=60, env={**os.environ, "ENVFACTORY_ROOT": str(REPO)})
+    assert p.returncode == 2 and p.stdout == ""  # stdout is the protocol channel: nothing on it
+    assert "pass --env with one of" in " ".join(p.stderr.split())

@@ -44,6 +44,7 @@ def _dataset_files(root: Path) -> dict[str, bytes]:
     return {f.relative_to(d).as_posix(): f.read_bytes() for f in files}
 
 
+@pytest.mark.slow  # SIGKILLs a real synth process and resumes it
 def test_killed_and_resumed_run_equals_an_uninterrupted_run(tmp_path):
     tasks = tmp_path / "tasks.jsonl"
     write_tasks(trip_desk_tasks(N)[:N], tasks)
