@@ -43,8 +43,9 @@ ALLOWED: dict[str, set[str]] = {
     "synth": {"verify", "serve", "graph", "reward", "llm"},
     "evaluation": {"verify", "serve", "graph", "reward", "llm"},
     "export": {"verify", "serve", "graph", "reward", "llm"},
+    "audit": {"synth", "export"},  # measured meaning: seed audits (runtime) and dataset audits (synth)
     "rl": {"synth", "evaluation", "export"},
-    "pipelines": {"rl", "explore", "synth", "evaluation", "export"},
+    "pipelines": {"rl", "audit", "explore", "synth", "evaluation", "export"},
     "bench": {"pipelines"},
     "cli": {"pipelines", "bench"},  # ``envfactory bench`` is a CLI verb over bench
     "__root__": {"cli", "bench"},  # envfactory/__init__.py and __main__.py: the public facade

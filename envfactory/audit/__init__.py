@@ -1,0 +1,7 @@
+"""Measured meaning: audits of what the factory makes (seeded environments, written datasets).
+
+``envfactory audit ENV_OR_DOMAIN`` checks seeded and post-call state against field roles and
+cross-field constraints; ``envfactory audit DATASET`` measures a written trajectory dataset.
+"""
+
+__all__: list[str] = []
