@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["SamplerConfig"]
 
-_P = {"ge": 0.0, "le": 1.0}
 
 
 class SamplerConfig(BaseModel):
@@ -24,20 +23,20 @@ class SamplerConfig(BaseModel):
     # -- shape of a topology plan
     max_depth: int = Field(5, ge=1, le=20, description="Longest chain of look-ups that resolves one input.")
     alpha: float = Field(1.0, ge=0.0, description="Goal tools are drawn with weight (1 + times used) ** -alpha.")
-    p_branch: float = Field(0.35, **_P, description="Chance of a side look-up on a row an earlier step saw.")
-    p_second_goal: float = Field(0.35, **_P, description="Chance of a second goal in the same plan.")
-    p_chain: float = Field(0.7, **_P, description="Chance that a second goal acts on the first goal's row.")
-    p_create: float = Field(0.2, **_P, description="Chance that a keyed goal acts on a row a setup step creates.")
+    p_branch: float = Field(0.35, ge=0.0, le=1.0, description="Chance of a side look-up on a row an earlier step saw.")
+    p_second_goal: float = Field(0.35, ge=0.0, le=1.0, description="Chance of a second goal in the same plan.")
+    p_chain: float = Field(0.7, ge=0.0, le=1.0, description="Chance that a second goal acts on the first goal's row.")
+    p_create: float = Field(0.2, ge=0.0, le=1.0, description="Chance that a keyed goal acts on a row a setup step creates.")
     p_create_parent: float = Field(
-        0.1, **_P, description="Chance that a create goal's parent row is created by a setup step too.")
-    p_unfiltered_list: float = Field(0.1, **_P, description="Share of list goals asked without any filter.")
+        0.1, ge=0.0, le=1.0, description="Chance that a create goal's parent row is created by a setup step too.")
+    p_unfiltered_list: float = Field(0.1, ge=0.0, le=1.0, description="Share of list goals asked without any filter.")
     p_id_filter: float = Field(
-        0.35, **_P, description="Chance that a look-up filters on a parent row found by another look-up.")
+        0.35, ge=0.0, le=1.0, description="Chance that a look-up filters on a parent row found by another look-up.")
     max_user_filters: int = Field(2, ge=1, description="Most filters a person states to single out one row.")
     max_update_fields: int = Field(2, ge=1, description="Most optional fields one update goal changes.")
-    p_action_option: float = Field(0.2, **_P, description="Chance that an action goal sets each optional parameter.")
-    p_optional_value: float = Field(0.4, **_P, description="Chance that a create goal states each optional value.")
-    p_optional_ref: float = Field(0.3, **_P, description="Chance that a create goal links each optional parent row.")
+    p_action_option: float = Field(0.2, ge=0.0, le=1.0, description="Chance that an action goal sets each optional parameter.")
+    p_optional_value: float = Field(0.4, ge=0.0, le=1.0, description="Chance that a create goal states each optional value.")
+    p_optional_ref: float = Field(0.3, ge=0.0, le=1.0, description="Chance that a create goal links each optional parent row.")
     horizon_days: int = Field(60, ge=1, description="Made-up dates and times fall within this many days of the clock.")
     # -- retry limits
     goal_tries: int = Field(30, ge=1, description="Goals tried before a sample() call gives up (SampleError).")
