@@ -59,9 +59,9 @@ class _RootGroup(TyperGroup):
             if getattr(param, "_runtime_param", False) is not None:
                 continue  # not typer's slot, or already built
             if getattr(param, "is_flag", False):
-                param._runtime_param = _Flag()
+                setattr(param, "_runtime_param", _Flag())  # noqa: B010 (typer slot, not declared)
             elif param.name in ("root", "config"):
-                param._runtime_param = _PathOption()
+                setattr(param, "_runtime_param", _PathOption())  # noqa: B010
         return params
 
 

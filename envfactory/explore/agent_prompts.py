@@ -159,24 +159,24 @@ def build_sections(doc: ApiDoc, *, max_chars: int = 12000, max_op_chars: int = 3
         for i, part in enumerate(parts, 1):
             chunks.append(([title], part, i, len(parts)))
     packed: list[tuple[list[str], list[tuple[str, str]], int, int]] = []
-    for titles, ops, part, parts in chunks:
-        if packed and parts == 1 and packed[-1][3] == 1:
+    for titles, texts, part_no, n_parts in chunks:
+        if packed and n_parts == 1 and packed[-1][3] == 1:
             prev_titles, prev_ops, _, _ = packed[-1]
-            if sum(len(t) + 2 for _, t in prev_ops) + sum(len(t) + 2 for _, t in ops) <= max_chars:
-                packed[-1] = (prev_titles + titles, prev_ops + ops, 1, 1)
+            if sum(len(t) + 2 for _, t in prev_ops) + sum(len(t) + 2 for _, t in texts) <= max_chars:
+                packed[-1] = (prev_titles + titles, prev_ops + texts, 1, 1)
                 continue
-        packed.append((titles, ops, part, parts))
+        packed.append((titles, texts, part_no, n_parts))
     sections = []
-    for titles, ops, part, parts in packed:
+    for titles, texts, part_no, n_parts in packed:
         title = ", ".join(titles[:6]) + (f" (+{len(titles) - 6} more)" if len(titles) > 6 else "")
         sections.append(
             DocSection(
                 title=title,
                 source=doc.source,
-                operation_keys=tuple(k for k, _ in ops),
-                text="\n\n".join(t for _, t in ops),
-                part=part,
-                parts=parts,
+                operation_keys=tuple(k for k, _ in texts),
+                text="\n\n".join(t for _, t in texts),
+                part=part_no,
+                parts=n_parts,
             )
         )
     return sections

@@ -217,7 +217,7 @@ def render_png(g: nx.DiGraph, path: str | Path, *, title: str | None = None, dpi
             continue
         (x1, y1), (x2, y2) = pos[u], pos[v]
         if kind == "state":
-            style = dict(color="#d62728", lw=0.9, ls="--", alpha=0.7, connectionstyle="arc3,rad=-0.25")
+            style: dict[str, Any] = dict(color="#d62728", lw=0.9, ls="--", alpha=0.7, connectionstyle="arc3,rad=-0.25")
         elif kind == "input":
             style = dict(color="#bbbbbb", lw=0.5, alpha=0.8, connectionstyle="arc3,rad=0")
         elif a.get("strength") == "weak":

@@ -18,7 +18,7 @@ from .walk import RandomWalkSampler
 
 __all__ = ["SAMPLERS", "SamplingRun", "SamplerReport", "run_sampling", "build_sampler_report", "possible_pairs"]
 
-SAMPLERS = {"topology": TopologySampler, "random_walk": RandomWalkSampler}
+SAMPLERS: dict[str, type[TopologySampler] | type[RandomWalkSampler]] = {"topology": TopologySampler, "random_walk": RandomWalkSampler}
 
 
 @dataclass

@@ -347,6 +347,7 @@ class _EnvRun:
                     reason, final = f"the agent's spec has {passing} tools passing checks, the draft {draft_passing}", None
         entries = []
         if failing and reason is None:
+            assert chk is not None  # failing tools come only from a check
             message = f"still failing after {state['repairs']} repair rounds (kept for the verifier): " + "; ".join(
                 f for f in chk.failures if f.split(":", 1)[0] in failing
             )

@@ -92,7 +92,8 @@ def _plan(
 ) -> list[tuple[str, EnvSpec | None, list[DocSection]]]:
     per_doc = [(doc, build_sections(doc, max_chars=config.section_chars, max_op_chars=config.operation_chars)) for doc in docs]
     if not draft:
-        plan, seen = [], set()
+        plan: list[tuple[str, EnvSpec | None, list[DocSection]]] = []
+        seen: set[str] = set()
         for doc, sections in per_doc:
             if not sections:
                 warnings.append(f"{doc.source}: documents no operations; no environment written")

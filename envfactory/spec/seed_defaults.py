@@ -96,9 +96,9 @@ def default_generator(entity: EntitySpec, f: FieldSpec, clock: dt.datetime) -> G
                 return GeneratorSpec(kind="int", min=lo, max=hi)
         return GeneratorSpec(kind="int", min=1, max=1000)
     if t == FieldType.number:
-        for pat, (lo, hi, dec) in _NUM_RULES:
+        for pat, (flo, fhi, dec) in _NUM_RULES:
             if re.search(pat, name):
-                return GeneratorSpec(kind="float", min=lo, max=hi, decimals=dec)
+                return GeneratorSpec(kind="float", min=flo, max=fhi, decimals=dec)
         return GeneratorSpec(kind="float", min=1, max=1000, decimals=2)
     if t == FieldType.object:
         return GeneratorSpec(kind="const", value={})
