@@ -2,6 +2,8 @@
 
 - ``OpenAICompatModel``: an OpenAI-compatible HTTP endpoint (what ``vllm serve`` exposes).
 - ``VLLMModel``: vLLM in-process (the ``vllm`` extra).
+- ``LocalModelServer``: a real small model on CPU (Gemma 3 270M behind llama.cpp's server; the
+  ``local`` extra), reached through ``OpenAICompatModel`` like any endpoint.
 - ``NoModel``: the default; every call raises ``ModelError`` saying how to configure one.
 
 ``ScriptedOpenAIServer`` is a test double (replies written by a test, not a model) for
@@ -40,6 +42,11 @@ if TYPE_CHECKING:
     from .registry import (
         BACKENDS,
     )
+    from .local import (
+        LOCAL_MODEL_NAME,
+        LocalModelServer,
+        find_local_gguf,
+    )
     from .openai_compat import (
         OpenAICompatModel,
     )
@@ -74,6 +81,9 @@ _LAZY = {
     "build_chat_model": "config",
     "load_model_config": "config",
     "BACKENDS": "registry",
+    "LOCAL_MODEL_NAME": "local",
+    "LocalModelServer": "local",
+    "find_local_gguf": "local",
     "OpenAICompatModel": "openai_compat",
     "Delay": "scripted",
     "ErrorReply": "scripted",
@@ -94,6 +104,8 @@ __all__ = [
     "ChatResponse",
     "Delay",
     "ErrorReply",
+    "LOCAL_MODEL_NAME",
+    "LocalModelServer",
     "MessageLike",
     "ModelConfig",
     "NoModel",
@@ -108,6 +120,7 @@ __all__ = [
     "UsageSummary",
     "VLLMModel",
     "build_chat_model",
+    "find_local_gguf",
     "load_model_config",
     "normalize_messages",
     "parse_text_tool_calls",
