@@ -13,7 +13,7 @@ import json
 import pytest
 
 from envfactory.ingest import document_files, load_apidocs
-from envfactory.pipelines import build_domain, build_source
+from envfactory.pipelines import build_source
 from envfactory.runtime import load_environment
 from envfactory.verify import smoke_check
 
@@ -88,13 +88,14 @@ def _check_built(out) -> int:
     return tools
 
 
-def test_the_html_domain_builds_through_its_reader(tmp_path):
-    docs = load_apidocs(RESOURCES / "utilities")
+def test_the_html_reference_pages_build_through_their_reader(tmp_path):
+    folder = RESOURCES / "utilities" / "barbican"
+    docs = load_apidocs(folder)
     assert docs and {d.format for d in docs} == {"html"}
     assert sum(len(d.operations) for d in docs) >= 20
-    report = build_domain("utilities", resources_root=RESOURCES, domains_root=tmp_path, seed=0)
+    report = build_source(folder, out_dir=tmp_path / "out", domain="utilities", seed=0)
     assert not report.failed_documents
-    assert _check_built(tmp_path / "utilities") >= 10
+    assert _check_built(tmp_path / "out") >= 10
 
 
 def test_the_markdown_pages_build_through_their_reader(tmp_path):
