@@ -15,7 +15,7 @@ from envfactory.llm.scripted import Reply
 
 from ..conftest import REPO
 
-DOC = REPO / "resources" / "travel" / "cars.yaml"
+DOC = REPO / "tests" / "fixtures" / "travel" / "cars.yaml"
 
 
 def test_build_with_explorer_agent_falls_back_to_the_draft_on_unusable_replies(tmp_path):

@@ -68,20 +68,35 @@ def test_bad_config_file_is_a_clear_error(tmp_path):
     assert r.exit_code == 2 and "malformed YAML" in r.output and str(cfg) in r.output
 
 
-def test_call_of_a_tool_in_several_environments_lists_them_and_calls_nothing():
-    r = _run("call", "get_flight", "--domain", "travel", "--args", '{"flight_id": "FL00001"}')
+def _two_envs_sharing_a_tool(tmp_path) -> dict[str, str]:
+    """A project whose travel domain has trip_desk and a renamed copy of it (the same tool names)."""
+    import shutil
+
+    dom = tmp_path / "domains" / "travel"
+    shutil.copytree(REPO / "domains" / "travel" / "trip_desk", dom / "trip_desk",
+                    ignore=shutil.ignore_patterns("template.db"))
+    shutil.copytree(dom / "trip_desk", dom / "trip_mirror")
+    spec = dom / "trip_mirror" / "env.yaml"
+    spec.write_text(spec.read_text().replace("name: trip_desk", "name: trip_mirror", 1))
+    return {"ENVFACTORY_ROOT": str(tmp_path)}
+
+
+def test_call_of_a_tool_in_several_environments_lists_them_and_calls_nothing(tmp_path):
+    env = _two_envs_sharing_a_tool(tmp_path)
+    r = runner.invoke(app, ["call", "get_flight", "--domain", "travel", "--args", '{"flight_id": "FL00001"}'], env=env)
     assert r.exit_code == 2
     text = " ".join(r.output.split())
     assert "'get_flight' is in 2 environments" in text
-    assert "travel_car_rentals/get_flight" in text and "trip_desk/get_flight" in text
+    assert "trip_mirror/get_flight" in text and "trip_desk/get_flight" in text
 
 
-def test_call_accepts_env_slash_tool():
+def test_call_accepts_env_slash_tool(tmp_path):
     r = _run("call", "trip_desk/get_flight", "--domain", "travel", "--args", '{"flight_id": "FL00001"}', "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["result"]["flight_id"] == "FL00001"
-    clash = _run("call", "trip_desk/get_flight", "--domain", "travel", "--env", "travel_car_rentals")
-    assert clash.exit_code == 2 and "--env says 'travel_car_rentals'" in " ".join(clash.output.split())
+    clash = runner.invoke(app, ["call", "trip_desk/get_flight", "--domain", "travel", "--env", "trip_mirror"],
+                          env=_two_envs_sharing_a_tool(tmp_path))
+    assert clash.exit_code == 2 and "--env says 'trip_mirror'" in " ".join(clash.output.split())
     missing = _run("call", "trip_desk/no_such_tool", "--domain", "travel")
     assert missing.exit_code == 2 and "no tool 'no_such_tool' in environment 'trip_desk'" in " ".join(missing.output.split())
 

@@ -169,7 +169,7 @@ def test_cli_failed_document_among_good_ones_is_not_an_error_exit(tmp_path):
     src = tmp_path / "docs"
     src.mkdir()
     (src / "bad.yaml").write_text("openapi: 3.0.3\npaths: [unclosed\n")
-    (src / "cars.yaml").write_text((REPO / "resources" / "travel" / "cars.yaml").read_text())
+    (src / "cars.yaml").write_text((REPO / "tests" / "fixtures" / "travel" / "cars.yaml").read_text())
     r = CliRunner().invoke(app, ["build", "--source", str(src), "--out", str(tmp_path / "o"), "--no-verify"])
     assert r.exit_code == 0, r.output
     assert "failed" in r.output and "Traceback" not in r.output

@@ -100,8 +100,10 @@ def test_stdio_without_env_on_a_multi_env_domain_fails_before_the_handshake_nami
         errlog.seek(0)
         stderr = " ".join(errlog.read().split())
     assert errors, "the client connected to a server that should have refused to start"
-    assert "domain 'travel' has 3 environments" in stderr
-    for name in ("travel_car_rentals", "travel_orders_and_hotel_bookings", "trip_desk"):
+    names = sorted(p.parent.name for p in (REPO / "domains" / "travel").glob("*/env.yaml"))
+    assert len(names) > 1 and "trip_desk" in names
+    assert f"domain 'travel' has {len(names)} environments" in stderr
+    for name in names:
         assert name in stderr
     assert "--env" in stderr and "Traceback" not in stderr
     assert not list(p for p in tmp_path.iterdir() if p.name != "stderr.txt")  # nothing written to the cwd
