@@ -14,8 +14,8 @@ from typing import Any
 
 from rich.table import Table
 
-from .runner import EvalReport
 from .categories import CATEGORIES
+from .runner import EvalReport
 
 __all__ = ["summarize", "write_report", "summary_table"]
 
