@@ -245,7 +245,7 @@ def eval_(
     _report_model_errors(summary)
 
 
-def _check_options(mode: str, model: Optional[str], agent_name: Optional[str], limit: Optional[int], loop: str,
+def _check_options(mode: str, model: str | None, agent_name: str | None, limit: int | None, loop: str,
                    trials: int, max_steps: int) -> None:
     if mode not in ("fc", "prompt"):
         fail(f"--mode must be fc or prompt, got {mode!r}")

@@ -98,12 +98,12 @@ if TYPE_CHECKING:
         openai_tools,
         run_eval,
     )
+    from .stats import pass_hat_k, wilson_interval
     from .store import (
         EntryVerdict,
         EvalRun,
         ResultsStore,
         compare_runs,
-        wilson_interval,
     )
     from .suites import (
         Suite,
@@ -186,7 +186,8 @@ _LAZY = {
     "EvalRun": "store",
     "EntryVerdict": "store",
     "compare_runs": "store",
-    "wilson_interval": "store",
+    "wilson_interval": "stats",
+    "pass_hat_k": "stats",
     "suite_file_name": "suites",
     "canonical_category": "categories",
     "BareAgent": "agents",
@@ -277,6 +278,7 @@ __all__ = [
     "EvalRun",
     "ResultsStore",
     "compare_runs",
+    "pass_hat_k",
     "wilson_interval",
 ]
 

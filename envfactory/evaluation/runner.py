@@ -132,8 +132,9 @@ def run_eval(
     user_factory: builds the user simulator for a task; required with ``user="simulator"``
         (the CLI passes ``envfactory.synth.UserSimulator``).
     on_progress(done, total): called from the calling thread as entries finish.
-    on_result(result): called from the calling thread with each finished entry (the results
-        store writes it then, so a killed run keeps what it finished).
+    on_result(result): called with each finished entry, from the worker thread that scored it
+        and before the next entry starts there (the results store writes it then, so a killed run
+        keeps what it finished); it must be thread-safe (``ResultsStore.add_result`` is).
     """
     config = config or EvalConfig()
     categories = {canonical_category(c) for c in config.categories}
@@ -160,7 +161,7 @@ def run_eval(
             domains_root = project_paths().domains_dir
         envs = load_suite_envs(suite, domains_root)
 
-    def one(entry: SuiteEntry) -> EntryResult:
+    def score(entry: SuiteEntry) -> EntryResult:
         if entry.is_multi_turn:
             env = (envs or {}).get(entry.env)
             if env is None:
@@ -170,18 +171,22 @@ def run_eval(
             return _combine_trials(runs)
         return _run_single(entry, agent, config)
 
+    def one(entry: SuiteEntry) -> EntryResult:
+        try:
+            result = score(entry)
+        except EnvFactoryError as e:  # a bad entry is data; our own bugs still raise
+            result = EntryResult(entry.id, entry.category, False, "suite_error", [str(e)])
+        if on_result is not None:  # from the worker, as soon as the entry is done (a kill keeps it)
+            on_result(result)
+        return result
+
     started = time.perf_counter()
     results: dict[str, EntryResult] = {}
     with ThreadPoolExecutor(max_workers=min(config.concurrency, max(1, len(entries)))) as pool:
         futures = {pool.submit(one, e): e for e in entries}
         for done, future in enumerate(as_completed(futures), 1):
             entry = futures[future]
-            try:
-                results[entry.id] = future.result()
-            except EnvFactoryError as e:  # a bad entry is data; our own bugs still raise
-                results[entry.id] = EntryResult(entry.id, entry.category, False, "suite_error", [str(e)])
-            if on_result is not None:
-                on_result(results[entry.id])
+            results[entry.id] = future.result()
             if on_progress is not None:
                 on_progress(done, len(entries))
     return EvalReport(

@@ -16,7 +16,7 @@ puts runs side by side per category (``envfactory eval compare``).
 from __future__ import annotations
 
 import json
-import math
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +27,7 @@ from sqlmodel import Field, Session, SQLModel, create_engine, select
 
 from ..errors import SuiteError
 from .conversation import EntryResult, EvalConfig
+from .stats import wilson_interval
 
 __all__ = ["EvalRun", "EntryVerdict", "ResultsStore", "compare_runs", "wilson_interval", "RESULTS_DB"]
 
@@ -66,23 +67,15 @@ class EntryVerdict(SQLModel, table=True):
     result: str = Field(default="{}", sa_column=Column(Text))
 
 
-def wilson_interval(correct: int, total: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson score interval of an accuracy (sound at 0% and 100%, unlike the normal one)."""
-    if total == 0:
-        return (0.0, 0.0)
-    p = correct / total
-    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
-
-
 class ResultsStore:
     """A results database; ``path`` is the SQLite file (created with its tables on first use)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.engine = create_engine(f"sqlite:///{self.path}")
+        # Entries finish on the runner's worker threads: one lock serializes the writes.
+        self.engine = create_engine(f"sqlite:///{self.path}", connect_args={"check_same_thread": False})
+        self._lock = threading.Lock()
         SQLModel.metadata.create_all(self.engine, tables=[EvalRun.__table__, EntryVerdict.__table__])  # type: ignore[attr-defined]
 
     def close(self) -> None:
@@ -107,7 +100,7 @@ class ResultsStore:
             prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
             latency_s=result.latency_s, result=json.dumps(result.to_dict(), default=repr),
         )
-        with Session(self.engine) as session:
+        with self._lock, Session(self.engine) as session:
             session.add(row)
             session.commit()
 
@@ -159,7 +152,7 @@ def compare_runs(store: ResultsStore, runs: Sequence[EvalRun]) -> dict[str, Any]
             by_category.setdefault(v.category, []).append(v)
         cells = {c: _cell(rows) for c, rows in by_category.items()}
         cells["overall"] = _cell(verdicts)
-        label = f"#{run.id} {run.agent} ({run.mode}{'' if run.status == 'done' else ', ' + run.status})"
+        label = f"#{run.id} {run.agent} {run.suite} ({run.mode}{'' if run.status == 'done' else ', ' + run.status})"
         columns.append({"run": run.id, "label": label, "suite": run.suite, "digest": run.suite_digest[:12],
                         "cells": cells, "tokens": sum(v.prompt_tokens + v.completion_tokens for v in verdicts)})
     present = {c for col in columns for c in col["cells"]}

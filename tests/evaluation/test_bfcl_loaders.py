@@ -89,6 +89,8 @@ def test_bfcl_loads_and_scores_gold_outputs_one_on_every_single_turn_category(bf
         else:
             accuracy, total = runner.ast_file_runner(handler, result, prompt, answers, category, "gold", tmp_path)
         scored[category] = (accuracy, total)
+    print(f"\nBFCL ast_file_runner / relevance_file_runner on {suite_dir.name} ({mode}): "
+          + ", ".join(f"{c} {a:.0%} of {n}" for c, (a, n) in scored.items()))
     assert set(scored) >= {"simple_python", "multiple", "irrelevance"}, scored
     assert all(accuracy == 1.0 and total > 0 for accuracy, total in scored.values()), scored
 

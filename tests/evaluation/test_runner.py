@@ -178,7 +178,7 @@ def test_eval_suite_then_eval_end_to_end_against_a_scripted_server(tmp_path, mon
     # the test double closes with "Done." (no answer facts), so the state part is what must be right
     assert rewards and all(r["state_match"] for r in rewards)
     assert all(r.get("tools") for r in requests)  # fc mode sends the functions as tools
-    assert "multi_turn_base" in result.output and "accuracy" in result.output
+    assert "overall" in result.output and "accuracy" in result.output
     # the preflight lists the served models; a name the server does not list is a warning, not a refusal
     assert "serves scripted-test-double, not 'scripted'" in " ".join(result.output.split())
 
