@@ -9,11 +9,16 @@ the episode, and an episode with fewer turns than the ground truth is
 from __future__ import annotations
 
 import dataclasses
+import json
+
+import pytest
 
 from envfactory.evaluation import (
     EvalConfig,
     OracleAgent,
+    bfcl_compat,
     expected_calls,
+    load_jsonl,
     pass_hat_k,
     run_eval,
     summarize,
@@ -23,6 +28,7 @@ from envfactory.evaluation.conversation import BFCL_MAX_STEPS
 from envfactory.llm import ChatMessage, ChatResponse, ToolCall
 
 from ._fixtures import trip_desk, trip_desk_suite
+from .test_bfcl_agreement import bfcl_data  # noqa: F401 - the fixture that installs bfcl-eval
 
 
 def _entries(n: int = 3):
@@ -106,3 +112,38 @@ def test_pass_hat_k_is_taus_estimator():
     # one entry passing 2 of 3 trials: pass^1 = 2/3, pass^2 = C(2,2)/C(3,2) = 1/3, pass^3 = 0
     assert [pass_hat_k([[True, True, False]], k) for k in (1, 2, 3)] == [0.6667, 0.3333, 0.0]
     assert wilson_interval(0, 20) == (0.0, 0.1611) and wilson_interval(20, 20) == (0.8389, 1.0)
+
+
+# ----------------------------------------------------------------------------- against BFCL's own runner
+
+
+@pytest.mark.slow  # bfcl-eval comes from the package registry on first use
+def test_bfcl_scores_our_force_quit_episode_as_we_do(bfcl_data):  # noqa: F811
+    runner = bfcl_compat.bfcl_eval_runner()
+    handler = bfcl_compat.bfcl_handler("fc")
+    agent = _NeverStops()
+    suite = _entries(1)
+    (ours,) = run_eval(suite, agent, envs={"trip_desk": trip_desk()},
+                       config=EvalConfig(categories=("multi_turn_base",), concurrency=1)).results
+    (entry,) = suite.entries
+    # What BFCL's inference loop records for the same run: the steps of the one turn reached.
+    (name, args), = expected_calls(entry, 0)[0].items()
+    steps = [[{name: json.dumps(args)}]] * agent.steps
+    prompt_entry = {"id": entry.id, "question": entry.question, "involved_classes": [entry.env]}
+    theirs = runner._evaluate_single_multi_turn_entry(handler, entry.id, [steps], entry.ground_truth, prompt_entry,
+                                                      "ours", entry.category)
+    assert (ours.valid, ours.error_type) == (theirs["valid"], theirs["error"]["error_type"])
+
+
+@pytest.mark.slow
+def test_bfcl_drops_a_malformed_reply_and_fails_the_turn_as_our_loop_does(bfcl_data):  # noqa: F811
+    # On BFCL's own data and backends: a turn whose only reply has malformed arguments.
+    runner = bfcl_compat.bfcl_eval_runner()
+    handler = bfcl_compat.bfcl_handler("fc")
+    question = load_jsonl(bfcl_data / "BFCL_v4_multi_turn_base.json")[0]
+    answer = load_jsonl(bfcl_data / "possible_answer" / "BFCL_v4_multi_turn_base.json")[0]
+    malformed = [[[{"cd": '{"folder": '}]] for _ in answer["ground_truth"]]
+    theirs = runner._evaluate_single_multi_turn_entry(handler, question["id"], malformed, answer["ground_truth"],
+                                                      question, "envfactory_loop_check", "multi_turn_base")
+    ours = _run(_MalformedFirst(), "bfcl").results[0]
+    assert theirs["error"]["error_type"] == ours.error_type == "multi_turn:empty_turn_model_response"
