@@ -66,7 +66,7 @@ def _stub_model_config() -> None:
         return
     stub = types.ModuleType(_MODEL_CONFIG)
     stub.__doc__ = "Stub installed by envfactory.evaluation.bfcl_compat (see there)."
-    stub.MODEL_CONFIG_MAPPING = _StubModelConfigMapping()
+    stub.MODEL_CONFIG_MAPPING = _StubModelConfigMapping()  # type: ignore[attr-defined]
     sys.modules[_MODEL_CONFIG] = stub
 
 
