@@ -139,7 +139,8 @@ def load_suite(path: str | Path) -> Suite:
 
 def _load_entries(folder: Path, manifest: dict[str, Any], func_docs: dict[str, list[dict[str, Any]]]) -> list[SuiteEntry]:
     entries: list[SuiteEntry] = []
-    for category, files in manifest.get("files", {}).items():
+    for name, files in manifest.get("files", {}).items():
+        category = canonical_category(name)  # suites written before BFCL v4 naming say "simple"
         if category not in CATEGORIES:
             raise SuiteError(f"{folder}: category {category!r} is not one this version reads "
                              f"({', '.join(CATEGORIES)}); rebuild the suite with 'envfactory eval-suite'")

@@ -216,3 +216,17 @@ def test_miss_func_holds_a_function_out_until_an_empty_turn_and_miss_param_asks_
     for entry in miss_param:
         empty = [i for i, turn in enumerate(entry.ground_truth) if not turn]
         assert empty and all(entry.question[i + 1][0]["content"].startswith("The ") for i in empty)
+
+
+def test_a_suite_written_with_the_earlier_category_names_still_loads(tmp_path):
+    folder = write_suite(trip_desk_suite(), tmp_path / "travel")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"] = {{"simple_python": "simple", "multi_turn_base": "multi_turn"}.get(k, k): v
+                         for k, v in manifest["files"].items()}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    loaded = load_suite(folder)
+    assert loaded.by_category("simple_python") and loaded.by_category("multi_turn_base")
+    manifest["files"]["bogus"] = manifest["files"]["simple"]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SuiteError, match="not one this version reads"):
+        load_suite(folder)
