@@ -3,6 +3,7 @@
     build_suite(tasks, envs) -> Suite;  write_suite / load_suite     eval/suites/<domain>/
     run_eval(suite, agent, config=EvalConfig(...)) -> EvalReport     a model or a reference agent
     summarize(report) / write_report(report, out) / summary_table(summary)
+    ResultsStore(path) / compare_runs(store, runs)                   eval/results/results.db (SQLModel)
     check_ast / check_multi_turn                                     BFCL's rules
     bfcl_check_ast / bfcl_check_multi_turn                           BFCL's own checker (bfcl-eval)
 
@@ -21,30 +22,13 @@ if TYPE_CHECKING:
     from .agents import (
         Agent,
         AgentContext,
+        BareAgent,
         DropOneAgent,
         ModelAgent,
         NoopAgent,
         OracleAgent,
         RandomAgent,
         expected_calls,
-    )
-    from .multi_turn import (
-        MultiTurnResult,
-        StateDiff,
-        TurnExecution,
-        TurnVerdict,
-        check_multi_turn,
-        compare_object_states,
-        compare_state_mappings,
-        normalize_execution_result,
-    )
-    from .registry import (
-        REFERENCE_AGENTS,
-        build_reference_agent,
-    )
-    from .categories import (
-        CATEGORIES,
-        SINGLE_TURN_CATEGORIES,
     )
     from .bfcl_compat import (
         BfclBackendRun,
@@ -68,6 +52,11 @@ if TYPE_CHECKING:
         positional_params_from_functions,
         write_jsonl,
     )
+    from .categories import (
+        CATEGORIES,
+        SINGLE_TURN_CATEGORIES,
+        canonical_category,
+    )
     from .checker import (
         AST_CATEGORIES,
         CheckResult,
@@ -78,6 +67,21 @@ if TYPE_CHECKING:
         check_irrelevance,
         is_empty_output,
         standardize_string,
+    )
+    from .conversation import ADDITIONAL_FUNCTION_PROMPT
+    from .multi_turn import (
+        MultiTurnResult,
+        StateDiff,
+        TurnExecution,
+        TurnVerdict,
+        check_multi_turn,
+        compare_object_states,
+        compare_state_mappings,
+        normalize_execution_result,
+    )
+    from .registry import (
+        REFERENCE_AGENTS,
+        build_reference_agent,
     )
     from .report import (
         summarize,
@@ -94,12 +98,20 @@ if TYPE_CHECKING:
         openai_tools,
         run_eval,
     )
+    from .stats import pass_hat_k, wilson_interval
+    from .store import (
+        EntryVerdict,
+        EvalRun,
+        ResultsStore,
+        compare_runs,
+    )
     from .suites import (
         Suite,
         SuiteEntry,
         bfcl_function_doc,
         build_suite,
         load_suite,
+        suite_digest,
         suite_file_name,
         write_suite,
     )
@@ -156,6 +168,7 @@ _LAZY = {
     "summary_table": "report",
     "write_report": "report",
     "PROMPT_SYSTEM": "runner",
+    "ADDITIONAL_FUNCTION_PROMPT": "conversation",
     "EntryResult": "runner",
     "EvalConfig": "runner",
     "EvalReport": "runner",
@@ -168,7 +181,16 @@ _LAZY = {
     "bfcl_function_doc": "suites",
     "build_suite": "suites",
     "load_suite": "suites",
+    "suite_digest": "suites",
+    "ResultsStore": "store",
+    "EvalRun": "store",
+    "EntryVerdict": "store",
+    "compare_runs": "store",
+    "wilson_interval": "stats",
+    "pass_hat_k": "stats",
     "suite_file_name": "suites",
+    "canonical_category": "categories",
+    "BareAgent": "agents",
     "write_suite": "suites",
 }
 
@@ -222,12 +244,15 @@ __all__ = [
     "bfcl_function_doc",
     "build_suite",
     "load_suite",
+    "canonical_category",
+    "suite_digest",
     "suite_file_name",
     "write_suite",
     # agents
     "REFERENCE_AGENTS",
     "Agent",
     "AgentContext",
+    "BareAgent",
     "DropOneAgent",
     "ModelAgent",
     "NoopAgent",
@@ -237,6 +262,7 @@ __all__ = [
     "expected_calls",
     # runner and reports
     "PROMPT_SYSTEM",
+    "ADDITIONAL_FUNCTION_PROMPT",
     "EntryResult",
     "EvalConfig",
     "EvalReport",
@@ -247,6 +273,13 @@ __all__ = [
     "summarize",
     "summary_table",
     "write_report",
+    # results store
+    "EntryVerdict",
+    "EvalRun",
+    "ResultsStore",
+    "compare_runs",
+    "pass_hat_k",
+    "wilson_interval",
 ]
 
 

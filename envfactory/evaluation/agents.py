@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol
 from ..llm import ChatMessage, ChatModel, ChatResponse, ToolCall
 from ..spec import Task
 from .bfcl_format import Call, format_calls, ground_truth_to_calls, parse_call
-from .suites import SuiteEntry
+from .suite_model import SuiteEntry
 
 __all__ = [
     "AgentContext",
@@ -38,6 +38,7 @@ __all__ = [
     "NoopAgent",
     "RandomAgent",
     "DropOneAgent",
+    "BareAgent",
     "expected_calls",
 ]
 
@@ -104,6 +105,8 @@ def expected_calls(entry: SuiteEntry, turn: int = 0) -> list[Call]:
         return [parse_call(c) for c in entry.ground_truth[turn]]
     if entry.category == "irrelevance":
         return []
+    if entry.category == "live_relevance":  # any call passes (BFCL's relevance rule)
+        return [{entry.functions[0]["name"]: {}}] if entry.functions else []
     return ground_truth_to_calls(entry.ground_truth, entry.functions)
 
 
@@ -169,6 +172,16 @@ class DropOneAgent(OracleAgent):
             return calls
         t, i = _rng(self.seed, "drop-one", entry.id).choice(slots)
         return [c for j, c in enumerate(calls) if not (ctx.turn == t and j == i)]
+
+
+class BareAgent(OracleAgent):
+    """The gold functions with every argument left out: what a suite must not reward where the
+    question states an argument."""
+
+    name = "bare"
+
+    def calls(self, ctx: AgentContext) -> list[Call]:
+        return [{name: {}} for call in expected_calls(ctx.entry, ctx.turn) for name in call]
 
 
 def _random_value(prop: Mapping[str, Any], param: str, rng: random.Random) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import importlib.util
 import inspect
 import sys
 import types
@@ -34,6 +35,8 @@ __all__ = [
     "bfcl_data_dir",
     "bfcl_check_ast",
     "bfcl_check_multi_turn",
+    "bfcl_eval_runner",
+    "bfcl_handler",
 ]
 
 # BFCL's executor refuses these method names before eval'ing a call; so do we.
@@ -63,7 +66,7 @@ def _stub_model_config() -> None:
         return
     stub = types.ModuleType(_MODEL_CONFIG)
     stub.__doc__ = "Stub installed by envfactory.evaluation.bfcl_compat (see there)."
-    stub.MODEL_CONFIG_MAPPING = _StubModelConfigMapping()
+    stub.MODEL_CONFIG_MAPPING = _StubModelConfigMapping()  # type: ignore[attr-defined]
     sys.modules[_MODEL_CONFIG] = stub
 
 
@@ -75,6 +78,73 @@ def _import(module: str) -> Any:
         raise BfclUnavailableError(
             f"{module}: {e} (run scripts/install_bfcl.sh to install bfcl-eval for this interpreter)"
         ) from e
+
+
+def _identity(f: Any = None, *args: Any, **kwargs: Any) -> Any:
+    return f
+
+
+def _refuse(*args: Any, **kwargs: Any) -> Any:
+    raise BfclUnavailableError("stubbed by envfactory.evaluation.bfcl_compat (Java/JavaScript parsing not installed)")
+
+
+class _StubError(Exception):
+    pass
+
+
+# What bfcl_eval's eval runner and model handlers import at module level but whose work the
+# Python checkers and decoders never reach: the model vendors' SDKs, .env loading, tree-sitter
+# (Java/JS parsing). A stub goes in only where the real module is not installed.
+_RUNNER_STUBS: dict[str, dict[str, Any]] = {
+    "dotenv": {"load_dotenv": _identity},
+    "overrides": {"final": _identity, "override": _identity},
+    "openai": {"OpenAI": object, "RateLimitError": _StubError},
+    "bfcl_eval.model_handler.parser.java_parser": {"parse_java_function_call": _refuse},
+    "bfcl_eval.model_handler.parser.js_parser": {"parse_javascript_function_call": _refuse},
+}
+
+
+def _stub_runner_imports() -> None:
+    for name, attrs in _RUNNER_STUBS.items():
+        if name in sys.modules:
+            continue
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if found and not name.startswith("bfcl_eval.model_handler.parser"):
+            continue
+        if found:  # the parsers exist in the wheel; they fail only on tree_sitter
+            try:
+                importlib.import_module(name)
+                continue
+            except ImportError:
+                pass
+        stub = types.ModuleType(name)
+        stub.__doc__ = "Stub installed by envfactory.evaluation.bfcl_compat (see _RUNNER_STUBS)."
+        for attr, value in attrs.items():
+            setattr(stub, attr, value)
+        sys.modules[name] = stub
+
+
+def bfcl_eval_runner() -> Any:
+    """BFCL's eval runner module (``ast_file_runner``, ``relevance_file_runner``, ...), importable
+    without the vendor SDKs it imports at module level (see ``_RUNNER_STUBS``)."""
+    _stub_model_config()
+    _stub_runner_imports()
+    return _import("bfcl_eval.eval_checker.eval_runner")
+
+
+def bfcl_handler(mode: str) -> Any:
+    """BFCL's OpenAI chat-completions handler for ``mode`` ``fc`` or ``prompt``, with no client:
+    its ``decode_ast`` / ``decode_execute`` are BFCL's decoders for raw model output (fc: a list
+    of ``{name: arguments_json}``; prompt: the reply text)."""
+    _stub_model_config()
+    _stub_runner_imports()
+    module = _import("bfcl_eval.model_handler.api_inference.openai_completion")
+    handler = module.OpenAICompletionsHandler.__new__(module.OpenAICompletionsHandler)
+    handler.is_fc_model = mode == "fc"
+    return handler
 
 
 def bfcl_available() -> bool:

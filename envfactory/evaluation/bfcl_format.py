@@ -125,6 +125,11 @@ def load_possible_answers(path: str | Path) -> list[BfclPossibleAnswer]:
 
 # ----------------------------------------------------------------------------- call strings
 
+MAX_CALL_TEXT = 100_000  # characters of one reply the decoder reads; longer is a decode failure
+MAX_VALUE_BITS = 65_536  # an integer result above this many bits is refused (9**9**9 would take hours)
+MAX_VALUE_LENGTH = 100_000  # a string or list built by * or + longer than this is refused
+
+_NUMBERS = (int, float)
 _BINARY = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -146,40 +151,72 @@ def _dotted_name(node: ast.expr) -> str:
     return ".".join(reversed(parts))
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, _NUMBERS) and not isinstance(value, bool)
+
+
+def _check_size(node: ast.BinOp, left: Any, right: Any) -> None:
+    """Refuse, before computing, what would take unbounded time or memory."""
+    source = ast.unparse(node)[:80]
+    if isinstance(node.op, ast.Pow) and isinstance(left, int) and isinstance(right, int):
+        if right > 0 and abs(left) > 1 and right * max(1, abs(left).bit_length()) > MAX_VALUE_BITS:
+            raise BfclFormatError(f"{source}: the value is too large to compute (over {MAX_VALUE_BITS} bits)")
+    if isinstance(node.op, ast.Mult):
+        sequence, count = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
+        if isinstance(sequence, (str, list, tuple)) and isinstance(count, int) and len(sequence) * count > MAX_VALUE_LENGTH:
+            raise BfclFormatError(f"{source}: the value is too long (over {MAX_VALUE_LENGTH} items)")
+        if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > MAX_VALUE_BITS:
+            raise BfclFormatError(f"{source}: the value is too large to compute (over {MAX_VALUE_BITS} bits)")
+
+
+def _binary(node: ast.BinOp) -> Any:
+    # BFCL eval()s a binary operation (so 'S' + 'outh' is 'South'); the same Python operators on
+    # literal operands are computed here, with size bounds, and nothing is eval'd.
+    left, right = _value(node.left), _value(node.right)
+    literal = (str, list, tuple, int, float)
+    if type(node.op) not in _BINARY or not isinstance(left, literal) or not isinstance(right, literal):
+        raise BfclFormatError(f"unsupported expression: {ast.unparse(node)[:80]}")
+    if isinstance(left, str) and isinstance(node.op, ast.Mod):  # printf-style formatting: not a value
+        raise BfclFormatError(f"unsupported expression: {ast.unparse(node)[:80]}")
+    _check_size(node, left, right)
+    try:
+        result = _BINARY[type(node.op)](left, right)
+    except (ArithmeticError, ValueError, TypeError) as e:
+        raise BfclFormatError(f"{ast.unparse(node)[:80]}: {e}") from e
+    if isinstance(result, (str, list, tuple)) and len(result) > MAX_VALUE_LENGTH:
+        raise BfclFormatError(f"{ast.unparse(node)[:80]}: the value is too long")
+    return result
+
+
 def _value(node: ast.expr) -> Any:
-    # Mirrors BFCL's resolve_ast_by_type, except that nothing is eval'd: arithmetic on numbers is
-    # computed here, and lambdas are kept as source text.
+    # Mirrors BFCL's resolve_ast_by_type (bfcl_eval/model_handler/utils.py), except that nothing
+    # is eval'd. Documented differences (counted by tests/evaluation/test_bfcl_raw_agreement.py):
+    # unary plus keeps the number (BFCL negates every unary operand: limit=+10 -> -10), and
+    # `not x` / `~x` are refused (BFCL turns `not True` into -1).
     if isinstance(node, ast.Constant):
         return "..." if node.value is Ellipsis else node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         operand = _value(node.operand)
-        if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+        if _is_number(operand):
             return -operand if isinstance(node.op, ast.USub) else operand
-        raise BfclFormatError(f"unsupported unary operand: {ast.unparse(node)}")
+        raise BfclFormatError(f"unsupported unary operand: {ast.unparse(node)[:80]}")
     if isinstance(node, ast.List):
         return [_value(v) for v in node.elts]
     if isinstance(node, ast.Tuple):
         return tuple(_value(v) for v in node.elts)
     if isinstance(node, ast.Dict):
         if any(k is None for k in node.keys):
-            raise BfclFormatError(f"dict unpacking is not a value: {ast.unparse(node)}")
-        return {_value(k): _value(v) for k, v in zip(node.keys, node.values)}
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        left, right = _value(node.left), _value(node.right)
-        numbers = (int, float)
-        if isinstance(left, numbers) and isinstance(right, numbers):
-            try:
-                return _BINARY[type(node.op)](left, right)
-            except (ArithmeticError, ValueError) as e:
-                raise BfclFormatError(f"{ast.unparse(node)}: {e}") from e
-        return ast.unparse(node)
+            raise BfclFormatError(f"dict unpacking is not a value: {ast.unparse(node)[:80]}")
+        return {_value(k): _value(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+    if isinstance(node, ast.BinOp):
+        return _binary(node)
     if isinstance(node, ast.Name):
         return node.id  # a variable name stands for itself, as in BFCL
     if isinstance(node, ast.Call):
         return ast.unparse(node) if not node.keywords else _call(node, None)
-    if isinstance(node, (ast.Lambda, ast.Subscript, ast.Attribute)):
+    if isinstance(node, ast.Subscript):
         return ast.unparse(node)
-    raise BfclFormatError(f"unsupported value: {ast.unparse(node)}")
+    raise BfclFormatError(f"unsupported value: {ast.unparse(node)[:80]}")
 
 
 def _call(node: ast.Call, positional_params: Mapping[str, Sequence[str]] | None) -> Call:
@@ -200,19 +237,34 @@ def _call(node: ast.Call, positional_params: Mapping[str, Sequence[str]] | None)
     return {name: arguments}
 
 
+def _parse(text: str) -> ast.expr:
+    if len(text) > MAX_CALL_TEXT:
+        raise BfclFormatError(f"the reply is {len(text)} characters; the decoder reads at most {MAX_CALL_TEXT}")
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError as e:
+        raise BfclFormatError(f"{text[:80]!r}: {e.msg}") from e
+    except (RecursionError, MemoryError, ValueError) as e:  # nesting too deep; NUL bytes
+        raise BfclFormatError(f"{text[:80]!r}: {type(e).__name__}") from None
+
+
+def _bounded(decode: Any) -> Any:
+    try:
+        return decode()
+    except (RecursionError, MemoryError) as e:
+        raise BfclFormatError(f"the reply nests too deeply to decode ({type(e).__name__})") from None
+
+
 def parse_call(text: str, *, positional_params: Mapping[str, Sequence[str]] | None = None) -> Call:
-    """``"f(a=1, b='x')"`` -> ``{"f": {"a": 1, "b": "x"}}``.
+    """``"f(a=1, b='x')"`` -> ``{"f": {"a": 1, "b": "x"}}`` (bounded: see ``MAX_*``).
 
     Positional arguments are dropped (as BFCL's decoder does) unless ``positional_params`` maps
     the function name to its parameter names in order.
     """
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError as e:
-        raise BfclFormatError(f"{text!r}: {e.msg}") from e
+    node = _parse(text.strip())
     if not isinstance(node, ast.Call):
-        raise BfclFormatError(f"{text!r}: not a function call")
-    return _call(node, positional_params)
+        raise BfclFormatError(f"{text[:80]!r}: not a function call")
+    return _bounded(lambda: _call(node, positional_params))
 
 
 def parse_calls(text: str, *, positional_params: Mapping[str, Sequence[str]] | None = None) -> list[Call]:
@@ -224,14 +276,11 @@ def parse_calls(text: str, *, positional_params: Mapping[str, Sequence[str]] | N
         text = "[" + text
     if not text.endswith("]"):
         text = text + "]"
-    try:
-        node = ast.parse(text.strip().strip("'"), mode="eval").body
-    except SyntaxError as e:
-        raise BfclFormatError(f"{text!r}: {e.msg}") from e
+    node = _parse(text.strip().strip("'"))
     elements = [node] if isinstance(node, ast.Call) else getattr(node, "elts", None)
     if elements is None or not all(isinstance(e, ast.Call) for e in elements):
-        raise BfclFormatError(f"{text!r}: not a list of function calls")
-    return [_call(e, positional_params) for e in elements]
+        raise BfclFormatError(f"{text[:80]!r}: not a list of function calls")
+    return _bounded(lambda: [_call(e, positional_params) for e in elements])
 
 
 def format_call(call: Mapping[str, Mapping[str, Any]]) -> str:

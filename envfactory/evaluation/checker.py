@@ -173,7 +173,8 @@ def _check_type(
         for candidate in accepted:
             # Only list candidates constrain element types ("" and other non-lists pass).
             if type(candidate) is not list or all(
-                _check_type(param, item, candidate, str(nested), nested, None).valid for item in value
+                _check_type(param, item, candidate, str(nested), nested, None).valid
+                for item in value  # type: ignore[attr-defined]  # a list: type(value) is expected
             ):
                 return _TypeVerdict(True, is_variable)
         nested_error = (
@@ -229,7 +230,7 @@ def _check_list(param: str, value: list, accepted: Sequence[Any]) -> CheckResult
 
 def _check_dict(param: str, value: dict, accepted: Sequence[Any]) -> CheckResult:
     # Each candidate maps key -> accepted values; a key whose values include "" may be omitted.
-    result = CheckResult.fail("dict_checker:unclear")
+    result: CheckResult | None = CheckResult.fail("dict_checker:unclear")
     for candidate in accepted:
         if candidate == "":
             continue
@@ -253,7 +254,7 @@ def _check_dict(param: str, value: dict, accepted: Sequence[Any]) -> CheckResult
                     break
         if result is None:
             return CheckResult.ok()
-    return result
+    return result or CheckResult.fail("dict_checker:unclear")
 
 
 def _check_list_of_dicts(param: str, value: list, accepted: Sequence[Any]) -> CheckResult:
@@ -404,7 +405,8 @@ def _check_parallel_optimal(n: int, check: Callable[[int, int], CheckResult]) ->
         for c in range(n):
             if fits[a][c] and c not in seen:
                 seen.add(c)
-                if owner[c] is None or augment(owner[c], seen):
+                held = owner[c]
+                if held is None or augment(held, seen):
                     owner[c] = a
                     return True
         return False

@@ -14,8 +14,9 @@ from typing import Any
 
 from rich.table import Table
 
-from .runner import EvalReport
 from .categories import CATEGORIES
+from .runner import EvalReport
+from .stats import pass_hat_k, wilson_interval
 
 __all__ = ["summarize", "write_report", "summary_table"]
 
@@ -42,6 +43,13 @@ def summarize(report: EvalReport) -> dict[str, Any]:
             "error_types": dict(sorted(Counter(r.error_type for r in rows if not r.valid).items(),
                                        key=lambda kv: (-kv[1], str(kv[0])))),
         }
+        stats["ci95"] = list(wilson_interval(correct, len(rows)))
+        trials = [r.trial_valid for r in rows if r.trial_valid]
+        if trials:
+            k = min(len(t) for t in trials)
+            stats["trials"] = k
+            stats["pass^1"] = pass_hat_k(trials, 1)
+            stats[f"pass^{k}"] = pass_hat_k(trials, k)
         rewards = [r.reward for r in rows if r.reward is not None]
         if rewards:
             stats["mean_reward"] = round(sum(x["reward"] for x in rewards) / len(rewards), 4)
@@ -97,23 +105,30 @@ def write_report(report: EvalReport, out_dir: str | Path) -> dict[str, Path]:
 def summary_table(summary: dict[str, Any]) -> Table:
     """Accuracy per category, the commonest error type, and reward for multi-turn."""
     table = Table(title=f"{summary['agent']} on {summary['suite']} ({summary['mode']})")
-    for column in ("category", "entries", "correct", "accuracy", "top error type", "reward"):
+    for column in ("category", "entries", "correct", "accuracy", "95% CI", "top error type", "reward"):
         table.add_column(column, justify="left" if column in ("category", "top error type") else "right")
     for category, stats in summary["categories"].items():
         top = next(iter(stats["error_types"].items()), None)
         table.add_row(
             category, str(stats["total"]), str(stats["correct"]), f"{stats['accuracy']:.1%}",
+            f"{stats['ci95'][0]:.0%}-{stats['ci95'][1]:.0%}" if "ci95" in stats else "-",
             f"{top[0]} ({top[1]})" if top else "-",
             f"{stats['mean_reward']:.2f}" if "mean_reward" in stats else "-",
         )
     overall = summary["overall"]
     table.add_section()
-    table.add_row("overall", str(overall["total"]), str(overall["correct"]), f"{overall['accuracy']:.1%}",
+    table.add_row("overall", str(overall["total"]), str(overall["correct"]), f"{overall['accuracy']:.1%}", "",
                   f"macro {overall['mean_category_accuracy']:.1%}", "")
+    passes = []
+    for category, stats in summary["categories"].items():
+        if "trials" in stats:
+            k = stats["trials"]
+            passes.append(f"{category} pass^1 {stats['pass^1']:.2f} pass^{k} {stats['pass^' + str(k)]:.2f}")
     tokens, latency = summary["tokens"], summary["latency_s"]
     table.caption = (
         f"{tokens['requests']} requests, {tokens['prompt']} prompt + {tokens['completion']} completion tokens; "
         f"latency per entry mean {latency['per_entry_mean']:.3f}s p50 {latency['per_entry_p50']:.3f}s "
         f"p99 {latency['per_entry_p99']:.3f}s; wall {latency['wall']:.1f}s; model errors {summary['model_errors']}"
+        + "".join(f"; {p}" for p in passes)
     )
     return table

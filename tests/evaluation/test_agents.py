@@ -10,26 +10,29 @@ import pytest
 from envfactory.evaluation import (
     CATEGORIES,
     EvalConfig,
+    bfcl_compat,
     build_reference_agent,
     run_eval,
     summarize,
 )
 
-from envfactory.evaluation import bfcl_compat
-
 from ._fixtures import trip_desk, trip_desk_suite
 from .test_bfcl_agreement import bfcl_data  # noqa: F401 - the fixture that installs bfcl-eval
 
 EXPECTED = {
-    # category:          oracle noop random drop-one
-    "simple":            (1.0, 0.0, 0.0, 1.0),
-    "multiple":          (1.0, 0.0, 0.0, 1.0),
-    "parallel":          (1.0, 0.0, 0.0, 0.0),
-    "parallel_multiple": (1.0, 0.0, 0.0, 0.0),
-    "irrelevance":       (1.0, 1.0, 0.0, 1.0),
-    "multi_turn":        (1.0, 0.0, 0.0, 0.0),
+    # category:              oracle noop random drop-one bare
+    "simple_python":         (1.0, 0.0, 0.0, 1.0, 0.0),
+    "multiple":              (1.0, 0.0, 0.0, 1.0, 0.0),
+    "parallel":              (1.0, 0.0, 0.0, 0.0, 0.0),
+    "parallel_multiple":     (1.0, 0.0, 0.0, 0.0, 0.0),
+    "irrelevance":           (1.0, 1.0, 0.0, 1.0, 1.0),
+    # relevance: any call passes (BFCL's rule), so random and bare pass and noop fails
+    "live_relevance":        (1.0, 0.0, 1.0, 1.0, 1.0),
+    "multi_turn_base":       (1.0, 0.0, 0.0, 0.0, 0.0),
+    "multi_turn_miss_func":  (1.0, 0.0, 0.0, 0.0, 0.0),
+    "multi_turn_miss_param": (1.0, 0.0, 0.0, 0.0, 0.0),
 }
-AGENTS = ("oracle", "noop", "random", "drop-one")
+AGENTS = ("oracle", "noop", "random", "drop-one", "bare")
 
 
 def _run(agent: str, mode: str):
@@ -48,7 +51,7 @@ def test_reference_agent_scores_are_exact(agent, mode):
 
 
 def test_multi_turn_reward_follows_state_and_facts():
-    rewards = {a: summarize(_run(a, "fc"))["categories"]["multi_turn"]["mean_reward"] for a in AGENTS}
+    rewards = {a: summarize(_run(a, "fc"))["categories"]["multi_turn_base"]["mean_reward"] for a in AGENTS}
     assert rewards["oracle"] == 1.0
     assert rewards["noop"] == rewards["random"] == 0.0
     # Dropping a read leaves the state right (reward can stay 1); dropping a write does not.
@@ -57,8 +60,9 @@ def test_multi_turn_reward_follows_state_and_facts():
 
 def test_error_types_name_what_went_wrong():
     by_agent = {a: summarize(_run(a, "fc"))["categories"] for a in ("noop", "drop-one", "random")}
-    assert set(by_agent["noop"]["simple"]["error_types"]) == {"simple_function_checker:wrong_count"}
-    assert set(by_agent["noop"]["multi_turn"]["error_types"]) == {"multi_turn:empty_turn_model_response"}
+    # a text reply in fc mode does not decode, as in BFCL's FC handlers
+    assert set(by_agent["noop"]["simple_python"]["error_types"]) == {"ast_decoder:decoder_failed"}
+    assert set(by_agent["noop"]["multi_turn_base"]["error_types"]) == {"multi_turn:empty_turn_model_response"}
     assert set(by_agent["drop-one"]["parallel"]["error_types"]) == {"parallel_function_checker_no_order:wrong_count"}
     assert set(by_agent["random"]["irrelevance"]["error_types"]) == {"irrelevance_error:decoder_success"}
 
@@ -86,5 +90,5 @@ def test_bfcl_checker_gives_our_verdicts_on_reference_agents_outputs(bfcl_data, 
             compared += 1
             if theirs.valid != result.valid:
                 disagreements.append((agent, entry.id, result.error_type, theirs.error_type, theirs.errors[:1]))
-    assert compared == 4 * sum(1 for e in suite.entries if not e.is_multi_turn)
+    assert compared == len(AGENTS) * sum(1 for e in suite.entries if not e.is_multi_turn)
     assert disagreements == []

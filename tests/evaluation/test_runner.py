@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from envfactory.cli import app
 from envfactory.evaluation import (
+    ADDITIONAL_FUNCTION_PROMPT,
     EvalConfig,
     ModelAgent,
     SuiteError,
@@ -59,7 +60,8 @@ def test_decode_reply_in_both_modes():
     assert decode_reply(fc, "fc") == [{"f": {"a": 1}}]
     bad = ChatResponse(message=ChatMessage.assistant(None, [ToolCall.from_raw("1", "f", "{not json")]))
     assert decode_reply(bad, "fc") is None
-    assert decode_reply(ChatResponse(message=ChatMessage.assistant("hello")), "fc") == []
+    # a text reply in fc mode does not decode (BFCL's FC handlers: ast_decoder:decoder_failed)
+    assert decode_reply(ChatResponse(message=ChatMessage.assistant("hello")), "fc") is None
     assert decode_reply(ChatResponse(message=ChatMessage.assistant("[f(a=1), g(b='x')]")), "prompt") == [
         {"f": {"a": 1}}, {"g": {"b": "x"}}]
     assert decode_reply(ChatResponse(message=ChatMessage.assistant("I cannot help")), "prompt") is None
@@ -70,18 +72,21 @@ def _scripted_oracle(suite, mode: str):
     answers = {}
     for entry in suite.entries:
         texts = []
-        names = ",".join(sorted(f["name"] for f in entry.functions))
         for turn, messages in enumerate(entry.question):
-            texts.append(messages[-1]["content"])
+            names = ",".join(sorted(f["name"] for f in entry.functions_at(turn)))
+            if str(turn) in entry.missed_function:  # held-out functions come back with BFCL's message
+                texts.append(ADDITIONAL_FUNCTION_PROMPT)
+            texts += [m["content"] for m in messages]
             answers[("\n".join(texts), names)] = expected_calls(entry, turn)
 
     def respond(request):
         messages = request["messages"]
         if messages[-1]["role"] == "tool" or messages[-1]["content"].startswith("Results of your function calls"):
             return Reply("Done.")
-        users = [m["content"] for m in messages if m["role"] == "user" and not m["content"].startswith("Results")]
+        users = [m["content"].split("\n")[-1] if m["content"].endswith(ADDITIONAL_FUNCTION_PROMPT) else m["content"]
+                 for m in messages if m["role"] == "user" and not m["content"].startswith("Results")]
         if mode == "prompt":
-            offered = re.findall(r'"name": "(\w+)"', messages[0]["content"])
+            offered = re.findall(r'"name": "(\w+)"', "\n".join(m["content"] for m in messages if m["role"] != "assistant"))
         else:
             offered = [t["function"]["name"] for t in request.get("tools") or []]
         calls = answers.get(("\n".join(users), ",".join(sorted(offered))), [])
@@ -94,8 +99,26 @@ def _scripted_oracle(suite, mode: str):
     return respond
 
 
+def _unambiguous(suite):
+    """The entries whose user turns (with the functions offered) tell them apart: the test double
+    answers from those alone, and the fixture's templated sentences repeat ("Please get room.")."""
+    import dataclasses
+
+    keys: dict = {}
+    for entry in suite.entries:
+        for turn in range(len(entry.question)):
+            texts = tuple(m["content"] for t in entry.question[:turn + 1] for m in t)
+            names = tuple(sorted(f["name"] for f in entry.functions_at(turn)))
+            keys.setdefault((texts, names), set()).add(json.dumps(expected_calls(entry, turn)))
+    clear = [e for e in suite.entries if all(
+        len(keys[(tuple(m["content"] for t in e.question[:turn + 1] for m in t),
+                  tuple(sorted(f["name"] for f in e.functions_at(turn))))]) == 1
+        for turn in range(len(e.question)))]
+    return dataclasses.replace(suite, entries=clear)
+
+
 def test_prompt_mode_against_a_scripted_server_scores_single_and_multi_turn():
-    suite = trip_desk_suite()
+    suite = _unambiguous(trip_desk_suite())
     with ScriptedOpenAIServer(fallback=_scripted_oracle(suite, "prompt")) as server:
         with OpenAICompatModel(server.base_url, "scripted", concurrency=4, max_retries=0) as model:
             report = run_eval(suite, ModelAgent(model), envs={"trip_desk": trip_desk()},
@@ -112,7 +135,7 @@ def test_a_failing_server_fails_entries_not_the_run():
     with ScriptedOpenAIServer(fallback=ErrorReply(400, "model does not support tools")) as server:
         with OpenAICompatModel(server.base_url, "scripted", max_retries=0) as model:
             report = run_eval(suite, ModelAgent(model), envs={"trip_desk": trip_desk()},
-                              config=EvalConfig(limit=2, categories=("simple", "multi_turn")))
+                              config=EvalConfig(limit=2, categories=("simple_python", "multi_turn_base")))
     assert [r.error_type for r in report.results] == ["model_error"] * 4
     assert all("model does not support tools" in r.model_error for r in report.results)
     assert summarize(report)["model_errors"] == 4
@@ -133,26 +156,29 @@ def test_eval_suite_then_eval_end_to_end_against_a_scripted_server(tmp_path, mon
                                 "--out", str(tmp_path / "suites")])
     assert built.exit_code == 0, built.output
     suite_dir = tmp_path / "suites" / "travel"
-    assert (suite_dir / "BFCL_v3_travel_simple.json").exists()
+    assert (suite_dir / "BFCL_v4_simple_python.json").exists()
 
-    from envfactory.evaluation import load_suite
+    from envfactory.evaluation import load_suite, write_suite
 
-    suite = load_suite(suite_dir)
+    suite = _unambiguous(load_suite(suite_dir))
+    suite_dir = write_suite(suite, tmp_path / "clear" / "travel")
     out = tmp_path / "results"
     # Replies come from the scripted test double (this test's own ground-truth lookup), not a model.
     with ScriptedOpenAIServer(fallback=_scripted_oracle(suite, "fc")) as server:
         result = runner.invoke(app, ["eval", "--model", "scripted", "--base-url", server.base_url,
                                      "--suite", str(suite_dir), "--concurrency", "3", "--timeout", "10",
-                                     "--retries", "0", "--out", str(out)])
+                                     "--retries", "0", "--out", str(out), "--db", str(tmp_path / "r.db")])
         requests = server.chat_requests
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     lines = (out / "results.jsonl").read_text().splitlines()
     assert len(lines) == summary["overall"]["total"] == len(suite.entries)
     assert summary["overall"]["accuracy"] == 1.0, summary["categories"]
-    assert summary["categories"]["multi_turn"]["mean_reward"] == 1.0
+    rewards = [json.loads(line)["reward"] for line in lines if json.loads(line)["category"].startswith("multi_turn")]
+    # the test double closes with "Done." (no answer facts), so the state part is what must be right
+    assert rewards and all(r["state_match"] for r in rewards)
     assert all(r.get("tools") for r in requests)  # fc mode sends the functions as tools
-    assert "multi_turn" in result.output and "accuracy" in result.output
+    assert "overall" in result.output and "accuracy" in result.output
     # the preflight lists the served models; a name the server does not list is a warning, not a refusal
     assert "serves scripted-test-double, not 'scripted'" in " ".join(result.output.split())
 
@@ -164,10 +190,10 @@ def test_eval_with_a_reference_agent_and_bad_options(tmp_path, monkeypatch):
 
     suite_dir = write_suite(trip_desk_suite(), tmp_path / "travel")
     ok = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--categories",
-                             "simple,irrelevance", "--out", str(tmp_path / "r")])
+                             "simple,irrelevance", "--out", str(tmp_path / "r"), "--db", str(tmp_path / "r.db")])
     assert ok.exit_code == 0, ok.output
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
-    assert {c: s["accuracy"] for c, s in summary["categories"].items()} == {"simple": 0.0, "irrelevance": 1.0}
+    assert {c: s["accuracy"] for c, s in summary["categories"].items()} == {"simple_python": 0.0, "irrelevance": 1.0}
     both = runner.invoke(app, ["eval", "--agent", "noop", "--model", "m", "--suite", str(suite_dir)])
     assert both.exit_code == 2 and "exactly one" in both.output
     missing = runner.invoke(app, ["eval", "--agent", "noop", "--suite", "nowhere"])
@@ -177,7 +203,7 @@ def test_eval_with_a_reference_agent_and_bad_options(tmp_path, monkeypatch):
     negative = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--limit", "-1"])
     assert negative.exit_code == 2 and "--limit must be >= 0" in negative.output
     unknown = runner.invoke(app, ["eval", "--agent", "oracel", "--suite", str(suite_dir)])
-    assert unknown.exit_code == 2 and "known: oracle, noop, random, drop-one" in " ".join(unknown.output.split())
+    assert unknown.exit_code == 2 and "known: oracle, noop, random, drop-one, bare" in " ".join(unknown.output.split())
     assert not list((tmp_path / "root").iterdir())  # refused runs create no results folder
     (tmp_path / "a_file").write_text("x")
     blocked = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--out",
@@ -232,7 +258,7 @@ def test_eval_where_every_request_failed_exits_1_with_the_cause(tmp_path, monkey
     with ScriptedOpenAIServer(fallback=ErrorReply(400, "model does not support tools")) as server:
         r = runner.invoke(app, ["eval", "--model", "scripted-test-double", "--base-url", server.base_url,
                                 "--suite", str(suite_dir), "--categories", "simple,multiple", "--retries", "0",
-                                "--out", str(tmp_path / "r")])
+                                "--out", str(tmp_path / "r"), "--db", str(tmp_path / "r.db")])
     text = " ".join(r.output.split())
     assert r.exit_code == 1, text
     assert "every entry failed on a model error" in text and "model does not support tools" in text
@@ -257,7 +283,7 @@ def test_a_malformed_suite_is_a_suite_error(tmp_path):
 
 def test_the_simulated_user_comes_from_the_callers_factory_the_harness_does_not_import_synth():
     suite = trip_desk_suite()
-    config = EvalConfig(limit=1, categories=("multi_turn",), user="simulator")
+    config = EvalConfig(limit=1, categories=("multi_turn_base",), user="simulator")
     without = run_eval(suite, build_reference_agent("noop"), envs={"trip_desk": trip_desk()}, config=config)
     assert [r.error_type for r in without.results] == ["suite_error"]
     assert "user_factory" in " ".join(without.results[0].errors)
