@@ -23,10 +23,23 @@ from ..errors import (
 from ..spec import FieldType, ToolKind
 from ..spec import compare as _compare
 from .environment import _MOD, Environment, Snapshot, StateDiff, _Entity, _q, _row_digest, _Tool
+from .state import harden
 from .template import SEQ_TABLE
 from .validate import to_db
 
-__all__ = ["Session"]
+__all__ = ["Session", "STATEMENT_CACHE", "INLINE_IN_ITEMS"]
+
+STATEMENT_CACHE = 64
+"""Prepared statements each session's connection keeps (sqlite3's default is 128). The
+runtime's statements per tool are few and constant, so this is room, not a working set."""
+
+INLINE_IN_ITEMS = 16
+"""An ``in`` filter with up to this many values binds them as ``?`` marks, padded to a power
+of two (so at most five statement texts); a longer one binds one JSON array
+(``IN (SELECT value FROM json_each(?))``), so a client sending lists of 512 different lengths
+does not make 512 statements."""
+
+_SQL_CACHE_MAX = 512  # statement texts kept per list tool (shapes are combinations of filters)
 
 
 class Session:
@@ -35,7 +48,8 @@ class Session:
     def __init__(self, env: Environment, snapshot: Snapshot | None = None):
         self.env = env
         data = snapshot.data if snapshot else env.template
-        conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None, cached_statements=512)
+        conn = harden(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None,
+                                      cached_statements=STATEMENT_CACHE))
         conn.deserialize(data)
         conn.execute("PRAGMA foreign_keys = ON")
         self.conn = conn
@@ -221,9 +235,16 @@ class Session:
             ftype = e.types[fname]
             col = _q(fname)
             if op == "in":
-                where.append(f"{col} IN ({', '.join('?' * len(v))})")
-                params.extend(to_db(ftype, x) for x in v)
-                shape.append((pname, len(v)))
+                vals = [to_db(ftype, x) for x in v]
+                if len(vals) > INLINE_IN_ITEMS:
+                    where.append(f"{col} IN (SELECT value FROM json_each(?))")
+                    params.append(json.dumps(vals))
+                    shape.append((pname, 0))
+                else:
+                    width = 1 << (len(vals) - 1).bit_length()  # 1, 2, 4, 8, 16: repeats change nothing
+                    where.append(f"{col} IN ({', '.join('?' * width)})")
+                    params.extend(vals + vals[-1:] * (width - len(vals)))
+                    shape.append((pname, width))
                 continue
             if op == "contains":
                 where.append(f"instr(lower({col}), lower(?)) > 0")
@@ -243,6 +264,8 @@ class Session:
             tiebreak = f", {_q(e.pk)} ASC" if sort_by != e.pk else ""
             sql = (f"SELECT {e.collist} FROM {_q(e.name)}{w} "
                    f"ORDER BY {_q(sort_by)} {direction}{tiebreak} LIMIT ? OFFSET ?")
+            if len(t._sql_cache) >= _SQL_CACHE_MAX:
+                t._sql_cache.clear()
             t._sql_cache[key] = sql
         limit = a.get("limit", t.spec.page_size)
         offset = a.get("offset", 0)
