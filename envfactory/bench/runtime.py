@@ -41,6 +41,8 @@ class RuntimeBenchReport:
     full_hash_us: float = 0.0
     session_mem_kib: float = 0.0
     sessions_opened: int = 0
+    inlist_calls: int = 0
+    inlist_growth_kib: float = 0.0  # one session's RSS growth over in-lists of every allowed length
 
 
 def _stats(samples: list[int]) -> tuple[float, float]:
@@ -150,7 +152,40 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
 
     s.close()
     _session_figures(env, rep, traveler_ids, sessions)
+    _inlist_figure(env, rep)
     return rep
+
+
+def _inlist_figure(env: Environment, rep: RuntimeBenchReport) -> None:
+    """What a hostile client grows one session by: ``in``-lists of every allowed length (each
+    length used to be a new prepared statement in the session's cache)."""
+    from ..spec import MAX_IN_ITEMS, ParamSpec, ToolKind
+
+    spec = env.spec
+    tool = next((t for t in spec.tools if t.kind == ToolKind.list and any(p.op == "in" for p in t.params)), None)
+    if tool is None:  # e.g. trip_desk: the same spec with an id filter on its first list tool
+        counts = env.row_counts()
+        base = max((t for t in spec.tools if t.kind == ToolKind.list), key=lambda t: counts[t.entity])
+        pk = spec.entity(base.entity).pk
+        extra = ParamSpec(name="bench_ids", type=pk.type, field=pk.name, op="in")
+        tool = base.model_copy(update={"params": [*base.params, extra]})
+        spec = spec.model_copy(update={"tools": [tool if t.name == base.name else t for t in spec.tools]})
+        env = Environment(spec, env.template)
+    param = next(p for p in tool.params if p.op == "in")
+    s = env.new_session()
+    ent = spec.entity(tool.entity)
+    values = [r[0] for r in s.query(f"SELECT `{param.field}` FROM `{ent.name}` LIMIT {MAX_IN_ITEMS}")]
+    s.call(tool.name, {param.name: values[:1]})
+    gc.collect()
+    proc = psutil.Process()
+    before = proc.memory_info().rss
+    n = 0
+    for n in range(1, min(MAX_IN_ITEMS, len(values)) + 1):
+        s.call(tool.name, {param.name: values[:n], "limit": 1})
+    gc.collect()
+    rep.inlist_growth_kib = (proc.memory_info().rss - before) / 1024
+    rep.inlist_calls = n
+    s.close()
 
 
 def _session_figures(env: Environment, rep: RuntimeBenchReport, traveler_ids: list[str], sessions: int) -> None:

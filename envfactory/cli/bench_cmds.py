@@ -46,6 +46,8 @@ def bench_runtime(
     t2.add_row("full rehash of every row (what incremental hashing avoids)", f"{rep.full_hash_us:,.0f} µs", "")
     total_mb = rep.session_mem_kib * rep.sessions_opened / 1024
     t2.add_row(f"RSS per idle session ({rep.sessions_opened} open)", f"{rep.session_mem_kib:,.0f} KiB ({total_mb:,.0f} MiB total)", "< 2 GiB total")
+    t2.add_row(f"RSS growth of one session after {rep.inlist_calls} in-lists of distinct lengths",
+               f"{rep.inlist_growth_kib:,.0f} KiB", "bounded")
     console.print(t2)
 
 

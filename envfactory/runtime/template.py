@@ -116,7 +116,13 @@ def build_template(spec: EnvSpec) -> bytes:
     conn = sqlite3.connect(":memory:", check_same_thread=False)
     try:
         _create_schema(conn, spec)
-        data = build_seed_rows(spec)
+        try:
+            data = build_seed_rows(spec)
+        except (ValueError, TypeError, OverflowError, ArithmeticError) as e:
+            # a generator whose values do not fit its field (text for an integer, a Faker
+            # provider that fails): the recipe's fault, said in one line
+            raise SpecError(f"{spec.name}: seed: the recipe makes values its fields cannot hold: "
+                            f"{' '.join(str(e).split())[:300]}") from None
         try:
             with conn:
                 for ent in entity_order(spec):
