@@ -15,6 +15,7 @@ import datetime as dt
 import hashlib
 import json
 import sqlite3
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConstraintError, NotFoundError, SpecError, StateError
 from ..spec import EntitySpec, EnvSpec, FieldType, ToolKind, ToolSpec, default_id_prefix, load_spec
-from .state import open_state
+from .state import harden, open_state
 from .template import SEQ_TABLE, load_or_build_template
 from .validate import ArgValidator, to_db
 
@@ -178,6 +179,7 @@ class Environment:
                 if f.ref:
                     self._entities[f.ref].referenced_by.append((e.name, f.name))
         self._tools = {t.name: _Tool(self, t) for t in spec.tools}
+        self._local = threading.local()  # per thread: read-only connections sessions share
         if template_state is not None:
             if template_state.data is not template and template_state.data != template:
                 raise ValueError("template_state is the snapshot of another template")
@@ -214,6 +216,29 @@ class Environment:
             raise StateError(f"{source}: not a usable state of environment '{self.name}': {e}") from None
         finally:
             conn.close()
+
+    _READERS_PER_THREAD = 8
+
+    def _reader(self, data: bytes) -> sqlite3.Connection:
+        """A read-only connection over ``data`` (the template or a snapshot's bytes), one per
+        thread, shared by every session of this thread that has not written yet."""
+        readers: dict[bytes, sqlite3.Connection] | None = getattr(self._local, "readers", None)
+        if readers is None:
+            readers = self._local.readers = {}
+        conn = readers.get(data)  # bytes cache their hash; the same object compares by identity
+        if conn is None:
+            if len(readers) >= self._READERS_PER_THREAD:
+                for c in readers.values():
+                    c.close()
+                readers.clear()
+            from .session import STATEMENT_CACHE
+
+            conn = harden(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None,
+                                          cached_statements=STATEMENT_CACHE))
+            conn.deserialize(data)
+            conn.execute("PRAGMA query_only = ON")
+            readers[data] = conn
+        return conn
 
     def row_counts(self) -> dict[str, int]:
         conn = sqlite3.connect(":memory:")
