@@ -41,6 +41,10 @@ class RuntimeBenchReport:
     full_hash_us: float = 0.0
     session_mem_kib: float = 0.0
     sessions_opened: int = 0
+    first_write_us: tuple[float, float] = (0.0, 0.0)  # open + first write: when a session copies
+    read_session_mem_kib: float = 0.0  # per session after one read (still sharing)
+    write_session_mem_kib: float = 0.0  # per session after one write (its own copy)
+    write_sessions: int = 0
     inlist_calls: int = 0
     inlist_growth_kib: float = 0.0  # one session's RSS growth over in-lists of every allowed length
 
@@ -198,6 +202,14 @@ def _session_figures(env: Environment, rep: RuntimeBenchReport, traveler_ids: li
 
     rep.new_session_us = _time(open_close, 300, warmup=10)
 
+    def open_write_close(i: int) -> object:
+        x = env.new_session()
+        x.call("update_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)], "phone": "+1-555-0100"})
+        x.close()
+        return None
+
+    rep.first_write_us = _time(open_write_close, 300, warmup=10)
+
     # state hash after one write
     h = env.new_session()
     h.state_hash()
@@ -221,5 +233,19 @@ def _session_figures(env: Environment, rep: RuntimeBenchReport, traveler_ids: li
     after = proc.memory_info().rss
     rep.session_mem_kib = (after - before) / 1024 / max(1, sessions)
     rep.sessions_opened = len(opened)
+    for i, x in enumerate(opened):
+        x.call("get_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)]})
+    rep.read_session_mem_kib = (proc.memory_info().rss - before) / 1024 / max(1, sessions)
     for x in opened:
+        x.close()
+    del opened
+    gc.collect()
+    n_write = max(1, sessions // 10)
+    before = proc.memory_info().rss
+    writers = [env.new_session() for _ in range(n_write)]
+    for i, x in enumerate(writers):
+        x.call("update_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)], "phone": "+1-555-0101"})
+    rep.write_session_mem_kib = (proc.memory_info().rss - before) / 1024 / n_write
+    rep.write_sessions = n_write
+    for x in writers:
         x.close()
