@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -223,8 +224,9 @@ class Environment:
         """A read-only connection over ``data`` (the template or a snapshot's bytes), one per
         thread, shared by every session of this thread that has not written yet."""
         readers: dict[bytes, sqlite3.Connection] | None = getattr(self._local, "readers", None)
-        if readers is None:
+        if readers is None or self._local.pid != os.getpid():  # a forked worker opens its own
             readers = self._local.readers = {}
+            self._local.pid = os.getpid()
         conn = readers.get(data)  # bytes cache their hash; the same object compares by identity
         if conn is None:
             if len(readers) >= self._READERS_PER_THREAD:

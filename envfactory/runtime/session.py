@@ -132,6 +132,10 @@ class Session:
             if multi:
                 conn.execute("ROLLBACK")
             raise self._integrity(t, e) from None
+        except sqlite3.DataError as e:  # a row past the session's length limit ('string or blob too big')
+            if multi:
+                conn.execute("ROLLBACK")
+            raise ArgumentError(f"{t.name}: the values are too large to store ({e})", tool=t.name) from None
         except BaseException:
             if multi:
                 conn.execute("ROLLBACK")

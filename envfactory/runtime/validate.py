@@ -59,11 +59,12 @@ def _is_datetime(v: Any) -> bool:
 
 # SQLite stores integers as signed 64-bit; a larger one would be an OverflowError at bind time.
 INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+MAX_TEXT_CHARS = 1 << 20  # one string argument, or one object/array argument as JSON (sessions allow 64 MiB rows)
 
 
 def _is_text(v: Any) -> bool:
     # a lone surrogate ('\ud800', which JSON can spell) cannot be encoded for SQLite
-    if not isinstance(v, str):
+    if not isinstance(v, str) or len(v) > MAX_TEXT_CHARS:
         return False
     if v.isascii():
         return True
@@ -88,10 +89,11 @@ def _is_number(v: Any) -> bool:
 def _is_json(v: Any) -> bool:
     # what to_db will store: finite numbers, encodable strings, 64-bit integers inside too
     try:
-        json.dumps(v, allow_nan=False).encode("utf-8")
+        text = json.dumps(v, allow_nan=False)
+        text.encode("utf-8")
     except (ValueError, TypeError, RecursionError):
         return False
-    return _json_ints_ok(v)
+    return len(text) <= MAX_TEXT_CHARS and _json_ints_ok(v)
 
 
 def _json_ints_ok(v: Any) -> bool:
@@ -141,10 +143,13 @@ def _why_not(v: Any) -> str:
         return " (finite: NaN and Infinity have no JSON value)"
     if isinstance(v, int) and not isinstance(v, bool) and not INT_MIN <= v <= INT_MAX:
         return " from -2^63 to 2^63-1"
+    if isinstance(v, str) and len(v) > MAX_TEXT_CHARS:
+        return f" of at most {MAX_TEXT_CHARS:,} characters"
     if isinstance(v, str) and not _is_text(v):
         return " of encodable characters (no lone surrogates)"
     if isinstance(v, (dict, list)):
-        return " of finite numbers, 64-bit integers and encodable strings"
+        return (f" of finite numbers, 64-bit integers and encodable strings, at most {MAX_TEXT_CHARS:,} "
+                "characters as JSON")
     return ""
 
 

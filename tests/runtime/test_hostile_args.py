@@ -26,6 +26,8 @@ from ..conftest import REPO
     ("place_order", {"customer_id": "CU00001", "product_id": "PR00001", "quantity": -(2**63) - 1}, "quantity"),
     ("create_customer", {"name": "Ada \ud800", "email": "ada@example.com"}, "name"),
     ("search_products", {"ids": ["PR00001", "\udfff"]}, "ids"),
+    ("create_customer", {"name": "x" * (65 << 20), "email": "ada@example.com"}, "name"),
+    ("search_products", {"title": "x" * (2 << 20)}, "title"),
 ])
 def test_non_finite_huge_or_unencodable_values_are_argument_errors(small_env, tool, args, arg):
     s = small_env.new_session()
