@@ -103,21 +103,25 @@ def _check(spec: EnvSpec, conn: sqlite3.Connection, source: str) -> None:
 
 
 def open_state(spec: EnvSpec, data: bytes, *, source: str = "state",
-               timeout_s: float = STATE_CHECK_SECONDS) -> sqlite3.Connection:
+               timeout_s: float | None = None) -> sqlite3.Connection:
     """An in-memory, hardened connection over ``data`` once it passes every check above
-    (the caller closes it); else a one-line ``StateError``."""
+    (the caller closes it); else a one-line ``StateError``. ``timeout_s`` bounds the checks
+    and what the caller then runs on the connection (default: ``STATE_CHECK_SECONDS`` plus
+    a second per 4 MiB)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise StateError(f"{source}: a state is SQLite database bytes, got {type(data).__name__}")
     if len(data) > MAX_STATE_BYTES:
         raise StateError(f"{source}: {len(data):,} bytes; a state may be at most {MAX_STATE_BYTES:,}")
     if not bytes(data[:16]) == _SQLITE_MAGIC:
         raise StateError(f"{source}: not an SQLite database (the bytes do not start with the SQLite header)")
+    if timeout_s is None:
+        timeout_s = STATE_CHECK_SECONDS + len(data) / (4 << 20)
     conn = harden(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None))
     deadline = time.monotonic() + timeout_s
     try:
         conn.execute("PRAGMA trusted_schema = OFF")
         conn.deserialize(bytes(data))
-        conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1_000)
+        conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10_000)
         conn.execute("PRAGMA cell_size_check = ON")
         _check(spec, conn, source)
     except sqlite3.OperationalError as e:
