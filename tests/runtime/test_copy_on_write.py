@@ -99,3 +99,28 @@ def test_a_closed_session_reads_nothing(small_env):
     s.close()
     with pytest.raises(Exception, match="closed"):
         s.get_row("customer", "CU00001")
+
+
+def test_ten_thousand_idle_sessions_fit_in_far_less_than_a_copy_each(tmp_path):
+    # 10,000 sessions of the 14,020-row reference: ~18 GB as full copies (1.8 MB each); run under
+    # a 1.5 GiB address-space limit so the old behaviour fails instead of filling the machine
+    import subprocess
+    import sys
+    import textwrap
+
+    from ..conftest import REPO, TRIP_DESK
+
+    code = textwrap.dedent(f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, ({1536 << 20}, {1536 << 20}))
+        from envfactory.runtime import load_environment
+        env = load_environment({str(TRIP_DESK)!r})
+        sessions = [env.new_session() for _ in range(10_000)]
+        for i, s in enumerate(sessions):
+            s.call("get_flight", {{"flight_id": f"FL{{i % 500 + 1:05d}}"}})
+        print("ok", len(sessions), len({{s.state_hash() for s in sessions}}))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["ok", "10000", "1"]
