@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,11 @@ YAML_MIN_EXPANSION_BUDGET = 100_000
 """A YAML document may expand (each alias counted every time it is used) to at most
 ``max(YAML_MIN_EXPANSION_BUDGET, YAML_EXPANSION_FACTOR x its own node count)`` nodes: a
 'billion laughs' document of 655 bytes is refused before anything walks it."""
+
+
+# Where an alias can start: at a line start or after whitespace, a flow indicator, '?', ':'
+# or '-'. A text with no such '*' has no alias, so nothing to measure (most env.yaml files).
+_MAY_ALIAS = re.compile(r"(?:^|[\s\[{,?:\-\ufeff])\*", re.M)
 
 
 def _yaml_loader():
@@ -89,6 +95,8 @@ def load_yaml_bounded(text: str, loader: Any = None) -> Any:
         root = ld.get_single_node()
         if root is None:
             return None
+        if not _MAY_ALIAS.search(text):
+            return ld.construct_document(root)
         budget = max(YAML_MIN_EXPANSION_BUDGET, YAML_EXPANSION_FACTOR * _distinct_nodes(root))
         if _expanded_nodes(root, budget) > budget:
             raise ValueError(f"the document expands through aliases to more than {budget:,} nodes "

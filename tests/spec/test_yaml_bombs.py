@@ -82,3 +82,16 @@ def test_a_recursive_alias_is_refused():
 def test_ordinary_aliases_still_load():
     assert load_yaml_bounded("base: &b {x: 1}\nuse: *b\nlist: [*b, *b]\n") == {
         "base": {"x": 1}, "use": {"x": 1}, "list": [{"x": 1}, {"x": 1}]}
+
+
+@pytest.mark.parametrize("use", ["b: *x", "b: [*x, *x]", "b: {y: *x}", "b:\n  - *x", "b:\n  ? *x\n  : 1",
+                                 'b: {"y":*x}', "b: [1,*x]", "*x : 1"])
+def test_every_way_of_writing_an_alias_is_measured(use):
+    # the pre-scan that skips measuring may only skip texts with no alias at all
+    import yaml
+
+    from envfactory.spec.io import _MAY_ALIAS
+
+    text = "a: &x [1]\n" + use + "\n"
+    assert any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text))  # it is an alias
+    assert _MAY_ALIAS.search(text.split("\n", 1)[1])  # found in the lines after the anchor
