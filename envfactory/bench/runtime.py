@@ -41,6 +41,12 @@ class RuntimeBenchReport:
     full_hash_us: float = 0.0
     session_mem_kib: float = 0.0
     sessions_opened: int = 0
+    first_write_us: tuple[float, float] = (0.0, 0.0)  # open + first write: when a session copies
+    read_session_mem_kib: float = 0.0  # per session after one read (still sharing)
+    write_session_mem_kib: float = 0.0  # per session after one write (its own copy)
+    write_sessions: int = 0
+    inlist_calls: int = 0
+    inlist_growth_kib: float = 0.0  # one session's RSS growth over in-lists of every allowed length
 
 
 def _stats(samples: list[int]) -> tuple[float, float]:
@@ -150,7 +156,40 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
 
     s.close()
     _session_figures(env, rep, traveler_ids, sessions)
+    _inlist_figure(env, rep)
     return rep
+
+
+def _inlist_figure(env: Environment, rep: RuntimeBenchReport) -> None:
+    """What a hostile client grows one session by: ``in``-lists of every allowed length (each
+    length used to be a new prepared statement in the session's cache)."""
+    from ..spec import MAX_IN_ITEMS, ParamSpec, ToolKind
+
+    spec = env.spec
+    tool = next((t for t in spec.tools if t.kind == ToolKind.list and any(p.op == "in" for p in t.params)), None)
+    if tool is None:  # e.g. trip_desk: the same spec with an id filter on its first list tool
+        counts = env.row_counts()
+        base = max((t for t in spec.tools if t.kind == ToolKind.list), key=lambda t: counts[t.entity])
+        pk = spec.entity(base.entity).pk
+        extra = ParamSpec(name="bench_ids", type=pk.type, field=pk.name, op="in")
+        tool = base.model_copy(update={"params": [*base.params, extra]})
+        spec = spec.model_copy(update={"tools": [tool if t.name == base.name else t for t in spec.tools]})
+        env = Environment(spec, env.template)
+    param = next(p for p in tool.params if p.op == "in")
+    s = env.new_session()
+    ent = spec.entity(tool.entity)
+    values = [r[0] for r in s.query(f"SELECT `{param.field}` FROM `{ent.name}` LIMIT {MAX_IN_ITEMS}")]
+    s.call(tool.name, {param.name: values[:1]})
+    gc.collect()
+    proc = psutil.Process()
+    before = proc.memory_info().rss
+    n = 0
+    for n in range(1, min(MAX_IN_ITEMS, len(values)) + 1):
+        s.call(tool.name, {param.name: values[:n], "limit": 1})
+    gc.collect()
+    rep.inlist_growth_kib = (proc.memory_info().rss - before) / 1024
+    rep.inlist_calls = n
+    s.close()
 
 
 def _session_figures(env: Environment, rep: RuntimeBenchReport, traveler_ids: list[str], sessions: int) -> None:
@@ -162,6 +201,14 @@ def _session_figures(env: Environment, rep: RuntimeBenchReport, traveler_ids: li
         return None
 
     rep.new_session_us = _time(open_close, 300, warmup=10)
+
+    def open_write_close(i: int) -> object:
+        x = env.new_session()
+        x.call("update_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)], "phone": "+1-555-0100"})
+        x.close()
+        return None
+
+    rep.first_write_us = _time(open_write_close, 300, warmup=10)
 
     # state hash after one write
     h = env.new_session()
@@ -186,5 +233,19 @@ def _session_figures(env: Environment, rep: RuntimeBenchReport, traveler_ids: li
     after = proc.memory_info().rss
     rep.session_mem_kib = (after - before) / 1024 / max(1, sessions)
     rep.sessions_opened = len(opened)
+    for i, x in enumerate(opened):
+        x.call("get_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)]})
+    rep.read_session_mem_kib = (proc.memory_info().rss - before) / 1024 / max(1, sessions)
     for x in opened:
+        x.close()
+    del opened
+    gc.collect()
+    n_write = max(1, sessions // 10)
+    before = proc.memory_info().rss
+    writers = [env.new_session() for _ in range(n_write)]
+    for i, x in enumerate(writers):
+        x.call("update_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)], "phone": "+1-555-0101"})
+    rep.write_session_mem_kib = (proc.memory_info().rss - before) / 1024 / n_write
+    rep.write_sessions = n_write
+    for x in writers:
         x.close()

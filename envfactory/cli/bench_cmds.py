@@ -45,7 +45,15 @@ def bench_runtime(
     t2.add_row("state hash after one write p50 / p99", f"{rep.hash_after_write_us[0]:.1f} / {rep.hash_after_write_us[1]:.1f} µs", "<= 1000 µs")
     t2.add_row("full rehash of every row (what incremental hashing avoids)", f"{rep.full_hash_us:,.0f} µs", "")
     total_mb = rep.session_mem_kib * rep.sessions_opened / 1024
-    t2.add_row(f"RSS per idle session ({rep.sessions_opened} open)", f"{rep.session_mem_kib:,.0f} KiB ({total_mb:,.0f} MiB total)", "< 2 GiB total")
+    t2.add_row(f"RSS per idle session ({rep.sessions_opened} open)", f"{rep.session_mem_kib:,.1f} KiB ({total_mb:,.1f} MiB total)", "< 2 GiB total")
+    t2.add_row("new session + first write (its copy) p50 / p99",
+               f"{rep.first_write_us[0]:.0f} / {rep.first_write_us[1]:.0f} µs", "")
+    t2.add_row(f"RSS per session after one read ({rep.sessions_opened} open, sharing)",
+               f"{rep.read_session_mem_kib:,.1f} KiB", "")
+    t2.add_row(f"RSS per session after one write ({rep.write_sessions} open, own copies)",
+               f"{rep.write_session_mem_kib:,.0f} KiB", "")
+    t2.add_row(f"RSS growth of one session after {rep.inlist_calls} in-lists of distinct lengths",
+               f"{rep.inlist_growth_kib:,.0f} KiB", "bounded")
     console.print(t2)
 
 

@@ -18,6 +18,7 @@ import yaml
 
 from envfactory.errors import IngestError
 from envfactory.ingest.model import ApiDoc
+from envfactory.spec import load_yaml_bounded
 
 __all__ = ["load_apidoc", "load_apidocs", "document_files", "READERS", "MAX_DOC_BYTES", "DOC_SUFFIXES"]
 
@@ -71,7 +72,7 @@ def _destringify_dates(v: Any) -> Any:
 
 def parse_yaml(text: str, source: str) -> Any:
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        return load_yaml_bounded(text, _Loader)  # a SafeLoader subclass; refuses alias bombs
     except yaml.YAMLError as e:
         where = ""
         mark = getattr(e, "problem_mark", None)
@@ -133,7 +134,7 @@ def _parse_structured(text: str, kind: Kind, source: str) -> Any:
         except json.JSONDecodeError as e:
             # some ".json" files are YAML in disguise; YAML is a JSON superset
             try:
-                return yaml.load(text, Loader=_Loader)  # noqa: S506
+                return load_yaml_bounded(text, _Loader)
             except (yaml.YAMLError, ValueError, TypeError, RecursionError):  # report the JSON error: JSON was expected
                 raise IngestError(f"{source}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
         except RecursionError as e:

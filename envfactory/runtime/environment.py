@@ -14,14 +14,17 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import sqlite3
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConstraintError, NotFoundError, SpecError
+from ..errors import ConstraintError, NotFoundError, SpecError, StateError
 from ..spec import EntitySpec, EnvSpec, FieldType, ToolKind, ToolSpec, default_id_prefix, load_spec
+from .state import harden, open_state
 from .template import SEQ_TABLE, load_or_build_template
 from .validate import ArgValidator, to_db
 
@@ -38,7 +41,10 @@ def _row_digest(row: tuple) -> int:
 
 
 def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    # Backticks, never double quotes: SQLite reads "x" as the string 'x' when no column x
+    # exists (and Python 3.11 cannot switch that off), so a missing column would read back
+    # as its own name. `x` is always an identifier.
+    return "`" + name.replace("`", "``") + "`"
 
 
 @dataclass(frozen=True)
@@ -174,13 +180,14 @@ class Environment:
                 if f.ref:
                     self._entities[f.ref].referenced_by.append((e.name, f.name))
         self._tools = {t.name: _Tool(self, t) for t in spec.tools}
+        self._local = threading.local()  # per thread: read-only connections sessions share
         if template_state is not None:
             if template_state.data is not template and template_state.data != template:
                 raise ValueError("template_state is the snapshot of another template")
             self._template_sums = dict(template_state.sums)
             self._template_seq = dict(template_state.seq or {})
         else:
-            self._template_sums, self._template_seq = self._scan(template)
+            self._template_sums, self._template_seq = self._scan(template, source=f"{spec.name}: template")
 
     @classmethod
     def from_spec(cls, spec: EnvSpec, *, cache_path: str | Path | None = None, path: Path | None = None) -> "Environment":
@@ -194,10 +201,10 @@ class Environment:
     def tool_names(self) -> list[str]:
         return list(self._tools)
 
-    def _scan(self, data: bytes) -> tuple[dict[str, int], dict[str, int]]:
-        conn = sqlite3.connect(":memory:")
+    def _scan(self, data: bytes, source: str = "state") -> tuple[dict[str, int], dict[str, int]]:
+        """Check ``data`` as an untrusted state (``open_state``) and hash it from its rows."""
+        conn = open_state(self.spec, data, source=source)
         try:
-            conn.deserialize(data)
             sums = {}
             for name, e in self._entities.items():
                 s = 0
@@ -206,8 +213,34 @@ class Environment:
                 sums[name] = s % _MOD
             seq = dict(conn.execute(f"SELECT entity, next FROM {SEQ_TABLE}").fetchall())
             return sums, seq
+        except sqlite3.Error as e:  # e.g. text that is not UTF-8, or the check's deadline
+            raise StateError(f"{source}: not a usable state of environment '{self.name}': {e}") from None
         finally:
             conn.close()
+
+    _READERS_PER_THREAD = 8
+
+    def _reader(self, data: bytes) -> sqlite3.Connection:
+        """A read-only connection over ``data`` (the template or a snapshot's bytes), one per
+        thread, shared by every session of this thread that has not written yet."""
+        readers: dict[bytes, sqlite3.Connection] | None = getattr(self._local, "readers", None)
+        if readers is None or self._local.pid != os.getpid():  # a forked worker opens its own
+            readers = self._local.readers = {}
+            self._local.pid = os.getpid()
+        conn = readers.get(data)  # bytes cache their hash; the same object compares by identity
+        if conn is None:
+            if len(readers) >= self._READERS_PER_THREAD:
+                for c in readers.values():
+                    c.close()
+                readers.clear()
+            from .session import STATEMENT_CACHE
+
+            conn = harden(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None,
+                                          cached_statements=STATEMENT_CACHE))
+            conn.deserialize(data)
+            conn.execute("PRAGMA query_only = ON")
+            readers[data] = conn
+        return conn
 
     def row_counts(self) -> dict[str, int]:
         conn = sqlite3.connect(":memory:")
@@ -228,10 +261,13 @@ class Environment:
         """The template state as a snapshot (data and hash sums); see ``__init__``'s ``template_state``."""
         return Snapshot(self.template, dict(self._template_sums), dict(self._template_seq))
 
-    def snapshot_from_bytes(self, data: bytes) -> Snapshot:
+    def snapshot_from_bytes(self, data: bytes, *, source: str = "state") -> Snapshot:
         """A snapshot of a serialized state (``Session.conn.serialize()``, a saved state file),
-        its hash computed by scanning every row."""
-        sums, seq = self._scan(data)
+        its hash computed by scanning every row.
+
+        The bytes are untrusted: anything but a state of this spec (triggers, views, another
+        schema, a damaged file) is a ``StateError`` (see ``envfactory.runtime.state``)."""
+        sums, seq = self._scan(data, source=source)
         return Snapshot(data, sums, seq)
 
     def snapshot_with(self, changes: Iterable[tuple[str, Any, str, Any]]) -> Snapshot:

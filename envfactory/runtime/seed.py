@@ -8,6 +8,7 @@ explorer seeds realistically without hand-tuning. Same spec + seed -> same rows.
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import json
 import random
 import re
@@ -44,6 +45,13 @@ def _provider(fake: Faker, name: str, where: str):
         fn = None
     if fn is None or not callable(fn):
         raise SpecError(f"{where}: unknown Faker provider {name!r}")
+    try:
+        needs = [p.name for p in inspect.signature(fn).parameters.values()
+                 if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    except (TypeError, ValueError):
+        needs = []
+    if needs:  # a spec cannot pass arguments: the call would be a TypeError per row
+        raise SpecError(f"{where}: Faker provider {name!r} needs arguments ({', '.join(needs)}); use one that takes none")
     return fn
 
 
@@ -70,6 +78,7 @@ class _FieldGen:
         self._fake_seed = _stable_seed(seed, ent.name, f.name, "faker")
         self.clock = clock
         self.seen: set[Any] = set()
+        self._suffix: dict[Any, int] = {}  # next suffix per repeated value: dedup stays linear
         self.ent = ent
         if gen.kind == "faker":
             self._provider = _provider(self.fake, gen.provider or "word", f"{spec.name}: seed {ent.name}.{f.name}")
@@ -88,11 +97,12 @@ class _FieldGen:
 
     def __call__(self, i: int, row: dict[str, Any]) -> Any:
         v = self._make(self.gen, i, row)
-        if self.gen.unique or self.f.unique:
-            base, n = v, 1
+        if (self.gen.unique or self.f.unique) and v is not None:  # NULLs never clash in SQLite
+            base, n = v, self._suffix.get(v, 1)
             while v in self.seen:
                 n += 1
                 v = f"{base}-{n}" if isinstance(base, str) else base + n
+            self._suffix[base] = n
             self.seen.add(v)
         return v
 

@@ -23,22 +23,38 @@ from ..errors import (
 from ..spec import FieldType, ToolKind
 from ..spec import compare as _compare
 from .environment import _MOD, Environment, Snapshot, StateDiff, _Entity, _q, _row_digest, _Tool
+from .state import harden
 from .template import SEQ_TABLE
 from .validate import to_db
 
-__all__ = ["Session"]
+__all__ = ["Session", "STATEMENT_CACHE", "INLINE_IN_ITEMS"]
+
+STATEMENT_CACHE = 64
+"""Prepared statements each session's connection keeps (sqlite3's default is 128). The
+runtime's statements per tool are few and constant, so this is room, not a working set."""
+
+INLINE_IN_ITEMS = 16
+"""An ``in`` filter with up to this many values binds them as ``?`` marks, padded to a power
+of two (so at most five statement texts); a longer one binds one JSON array
+(``IN (SELECT value FROM json_each(?))``), so a client sending lists of 512 different lengths
+does not make 512 statements."""
+
+_SQL_CACHE_MAX = 512  # statement texts kept per list tool (shapes are combinations of filters)
 
 
 class Session:
-    """An isolated copy of an environment's state. One transaction per tool call."""
+    """An isolated copy of an environment's state. One transaction per tool call.
+
+    Copy on write: until its first write a session reads its starting state (the template or
+    a snapshot) through a read-only connection its environment shares per thread, so an idle
+    or read-only session costs a few KiB; the first write (or ``conn``) makes its own copy,
+    identical to the start, and from then on everything runs on that copy.
+    """
 
     def __init__(self, env: Environment, snapshot: Snapshot | None = None):
         self.env = env
-        data = snapshot.data if snapshot else env.template
-        conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None, cached_statements=512)
-        conn.deserialize(data)
-        conn.execute("PRAGMA foreign_keys = ON")
-        self.conn = conn
+        self._base = snapshot.data if snapshot else env.template
+        self._conn: sqlite3.Connection | None = None
         self._sums = dict(snapshot.sums if snapshot else env._template_sums)
         self._dirty: dict[tuple[str, Any], tuple | None] = {}
         self._original: dict[tuple[str, Any], tuple | None] = {}
@@ -47,6 +63,35 @@ class Session:
         self._seq_pending: dict[str, int] = {}
         self.calls = 0
         self.closed = False
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The session's own connection, made from its starting state on first use."""
+        conn = self._conn
+        if conn is None:
+            if self.closed:
+                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+            conn = harden(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None,
+                                          cached_statements=STATEMENT_CACHE))
+            conn.deserialize(self._base)
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._conn = conn
+        return conn
+
+    @property
+    def _c(self) -> sqlite3.Connection:
+        """Where reads go: the session's own copy once it has one, else the shared reader."""
+        conn = self._conn
+        if conn is not None:
+            return conn
+        if self.closed:
+            raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+        return self.env._reader(self._base)
+
+    @property
+    def copied(self) -> bool:
+        """Whether the session holds its own copy of the state (after its first write)."""
+        return self._conn is not None
 
     # ---- public API -------------------------------------------------------------------------
 
@@ -87,6 +132,10 @@ class Session:
             if multi:
                 conn.execute("ROLLBACK")
             raise self._integrity(t, e) from None
+        except sqlite3.DataError as e:  # a row past the session's length limit ('string or blob too big')
+            if multi:
+                conn.execute("ROLLBACK")
+            raise ArgumentError(f"{t.name}: the values are too large to store ({e})", tool=t.name) from None
         except BaseException:
             if multi:
                 conn.execute("ROLLBACK")
@@ -116,7 +165,7 @@ class Session:
                 s = self._sums[table]
                 if old is not None:
                     s -= _row_digest(old)
-                cur = self.conn.execute(e.sql_get, (pk,)).fetchone()
+                cur = self._c.execute(e.sql_get, (pk,)).fetchone()
                 if cur is not None:
                     s += _row_digest(cur)
                 self._sums[table] = s % _MOD
@@ -131,7 +180,7 @@ class Session:
         d = StateDiff()
         for (table, pk), old in sorted(self._original.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
             e = self.env._entities[table]
-            cur = self.conn.execute(e.sql_get, (pk,)).fetchone()
+            cur = self._c.execute(e.sql_get, (pk,)).fetchone()
             if old is None and cur is not None:
                 d.added.setdefault(table, []).append(e.to_json(cur))
             elif old is not None and cur is None:
@@ -152,13 +201,20 @@ class Session:
     def get_row(self, entity: str, key: Any) -> dict[str, Any] | None:
         """Read a row directly (for harnesses and checks; agents use tools)."""
         e = self.env._entities[entity]
-        row = self.conn.execute(e.sql_get, (key,)).fetchone()
+        row = self._c.execute(e.sql_get, (key,)).fetchone()
         return e.to_json(row) if row else None
 
     def query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
         """Read-only SQL for verifiers and oracles."""
         if not sql.lstrip().lower().startswith(("select", "with")):
             raise ValueError("query() is read-only")
+        if self._conn is None:  # the shared reader is query_only for good
+            try:
+                return self._c.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as e:
+                if "readonly" in str(e) or "read-only" in str(e):
+                    raise ValueError("query() is read-only") from e
+                raise
         # enforced by SQLite too: 'WITH ... DELETE' passes the prefix test but not query_only
         self.conn.execute("PRAGMA query_only = ON")
         try:
@@ -172,11 +228,13 @@ class Session:
 
     def foreign_key_violations(self) -> list[tuple]:
         """Rows whose foreign keys point nowhere (``PRAGMA foreign_key_check``); empty when intact."""
-        return self.conn.execute("PRAGMA foreign_key_check").fetchall()
+        return self._c.execute("PRAGMA foreign_key_check").fetchall()
 
     def close(self) -> None:
         if not self.closed:
-            self.conn.close()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
             self.closed = True
 
     def __enter__(self) -> "Session":
@@ -201,7 +259,7 @@ class Session:
 
     def _fetch(self, t: _Tool, a: dict[str, Any]) -> tuple:
         e = t.ent
-        row = self.conn.execute(e.sql_get, (a[t.key],)).fetchone()
+        row = self._c.execute(e.sql_get, (a[t.key],)).fetchone()
         if row is None:
             raise self._not_found(t, e, a[t.key], t.key)
         return row
@@ -221,9 +279,16 @@ class Session:
             ftype = e.types[fname]
             col = _q(fname)
             if op == "in":
-                where.append(f"{col} IN ({', '.join('?' * len(v))})")
-                params.extend(to_db(ftype, x) for x in v)
-                shape.append((pname, len(v)))
+                vals = [to_db(ftype, x) for x in v]
+                if len(vals) > INLINE_IN_ITEMS:
+                    where.append(f"{col} IN (SELECT value FROM json_each(?))")
+                    params.append(json.dumps(vals))
+                    shape.append((pname, 0))
+                else:
+                    width = 1 << (len(vals) - 1).bit_length()  # 1, 2, 4, 8, 16: repeats change nothing
+                    where.append(f"{col} IN ({', '.join('?' * width)})")
+                    params.extend(vals + vals[-1:] * (width - len(vals)))
+                    shape.append((pname, width))
                 continue
             if op == "contains":
                 where.append(f"instr(lower({col}), lower(?)) > 0")
@@ -243,10 +308,12 @@ class Session:
             tiebreak = f", {_q(e.pk)} ASC" if sort_by != e.pk else ""
             sql = (f"SELECT {e.collist} FROM {_q(e.name)}{w} "
                    f"ORDER BY {_q(sort_by)} {direction}{tiebreak} LIMIT ? OFFSET ?")
+            if len(t._sql_cache) >= _SQL_CACHE_MAX:
+                t._sql_cache.clear()
             t._sql_cache[key] = sql
         limit = a.get("limit", t.spec.page_size)
         offset = a.get("offset", 0)
-        rows = self.conn.execute(sql, (*params, limit + 1, offset)).fetchall()
+        rows = self._c.execute(sql, (*params, limit + 1, offset)).fetchall()
         has_more = len(rows) > limit
         items = [e.to_json(r, t.returns) for r in rows[:limit]]
         return {"items": items, "count": len(items), "offset": offset, "has_more": has_more}
@@ -258,7 +325,7 @@ class Session:
             if v is None:
                 continue
             te = self.env._entities[target]
-            if self.conn.execute(te.sql_exists, (v,)).fetchone() is None:
+            if self._c.execute(te.sql_exists, (v,)).fetchone() is None:
                 arg = argmap.get(col, col)
                 raise NotFoundError(
                     f"{t.name}: {target} {json.dumps(v)} not found (argument '{arg}'){self._finder_hint(target)}",
@@ -273,7 +340,7 @@ class Session:
         if key is None:
             return None
         te = self.env._entities[target]
-        r = self.conn.execute(te.sql_get, (key,)).fetchone()
+        r = self._c.execute(te.sql_get, (key,)).fetchone()
         if r is None:
             return None
         return te.db_to_py(fname, r[te.idx[fname]])
@@ -340,7 +407,7 @@ class Session:
             te = self.env._entities[target]
             slot = remote.get((target, key))
             if slot is None:
-                old = self.conn.execute(te.sql_get, (key,)).fetchone()
+                old = self._c.execute(te.sql_get, (key,)).fetchone()
                 if old is None:
                     continue
                 slot = remote[(target, key)] = (old, te.to_json(old), {})
@@ -357,7 +424,7 @@ class Session:
             sql = f"UPDATE {_q(e.name)} SET {', '.join(_q(c) + ' = ?' for c in cols)} WHERE {_q(e.pk)} = ?"
             e.update_sql[cols] = sql
         types = e.types
-        self.conn.execute(sql, (*(to_db(types[c], vals[c]) for c in cols), key))
+        self._c.execute(sql, (*(to_db(types[c], vals[c]) for c in cols), key))
         self._call_touched.append((e.name, key, old))
 
     def _next_id(self, e: _Entity) -> Any:
@@ -367,7 +434,7 @@ class Session:
         while True:  # skip ids a caller chose explicitly
             candidate = f"{e.prefix}{n:05d}"
             n += 1
-            if self.conn.execute(e.sql_exists, (candidate,)).fetchone() is None:
+            if self._c.execute(e.sql_exists, (candidate,)).fetchone() is None:
                 break
         self._seq_pending[e.name] = n
         return candidate
@@ -389,7 +456,7 @@ class Session:
         own: dict[str, Any] = {}
         if row.get(e.pk) is None:
             row[e.pk] = self._next_id(e)
-        elif self.conn.execute(e.sql_exists, (row[e.pk],)).fetchone() is not None:
+        elif self._c.execute(e.sql_exists, (row[e.pk],)).fetchone() is not None:
             raise ConstraintError(f"{t.name}: {e.name} {json.dumps(row[e.pk])} already exists", tool=t.name)
         self._apply_effects(t, row, a, own)
         row.update(own)
@@ -405,7 +472,7 @@ class Session:
             sql = f"INSERT INTO {_q(e.name)} ({', '.join(_q(c) for c in cols)}) VALUES ({', '.join('?' * len(cols))})"
             e.insert_sql[key] = sql
         pk_i = e.idx[e.pk]
-        cur = self.conn.execute(sql, [v for i, v in enumerate(vals) if not (auto_pk and i == pk_i)] if auto_pk else vals)
+        cur = self._c.execute(sql, [v for i, v in enumerate(vals) if not (auto_pk and i == pk_i)] if auto_pk else vals)
         if auto_pk:
             vals[pk_i] = cur.lastrowid
         self._call_touched.append((e.name, vals[pk_i], None))
@@ -449,16 +516,16 @@ class Session:
         for table, col in e.referenced_by:
             if table == e.name:
                 # a row that references itself (parent_id = own id) does not block its own delete
-                hit = self.conn.execute(f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? AND {_q(e.pk)} != ? LIMIT 1",
+                hit = self._c.execute(f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? AND {_q(e.pk)} != ? LIMIT 1",
                                         (key, key)).fetchone()
             else:
-                hit = self.conn.execute(f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? LIMIT 1", (key,)).fetchone()
+                hit = self._c.execute(f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? LIMIT 1", (key,)).fetchone()
             if hit is not None:
                 raise ConstraintError(
                     f"{t.name}: cannot delete {e.name} {json.dumps(key)}: it is still referenced by a {table} ({col})",
                     tool=t.name)
         self._apply_effects(t, row, a, {})
-        self.conn.execute(e.sql_delete, (key,))
+        self._c.execute(e.sql_delete, (key,))
         self._call_touched.append((e.name, key, old))
         return {"deleted": True, e.pk: key}
 

@@ -26,10 +26,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.pool import StaticPool
 
+from ..errors import SpecError, StateError
 from ..spec import EnvSpec, FieldType, entity_order, spec_digest
 from .seed import build_seed_rows
 
-__all__ = ["build_metadata", "build_template", "load_or_build_template", "SEQ_TABLE", "META_TABLE"]
+__all__ = ["build_metadata", "build_template", "load_or_build_template", "expected_schema", "SEQ_TABLE", "META_TABLE"]
 
 # Bump when seeding or DDL changes what a spec materializes to: cached templates (and the
 # cassettes recorded on them) are keyed by the spec digest *and* this version.
@@ -77,29 +78,64 @@ def build_metadata(spec: EnvSpec) -> MetaData:
     return md
 
 
+def _create_schema(conn: sqlite3.Connection, spec: EnvSpec) -> None:
+    engine = create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
+    build_metadata(spec).create_all(engine)
+    engine.dispose(close=False)
+    # Foreign-key indexes, in a fixed order (SQLAlchemy keeps Index objects in a set,
+    # which would make the file's bytes depend on hash randomization).
+    for ent in entity_order(spec):
+        for f in ent.fields:
+            if f.ref and f.name != ent.primary_key:
+                conn.execute(f'CREATE INDEX "ix_{ent.name}_{f.name}" ON "{ent.name}" ("{f.name}")')
+
+
+_SCHEMAS: dict[str, frozenset[tuple]] = {}
+
+
+def expected_schema(spec: EnvSpec) -> frozenset[tuple]:
+    """``sqlite_master`` of the spec's database: (type, name, table, sql) of every table and
+    index, exactly as the template creates them. A state with anything else is refused."""
+    key = _template_key(spec)
+    got = _SCHEMAS.get(key)
+    if got is None:
+        conn = sqlite3.connect(":memory:")
+        try:
+            _create_schema(conn, spec)
+            got = frozenset(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall())
+        finally:
+            conn.close()
+        if len(_SCHEMAS) >= 64:
+            _SCHEMAS.clear()
+        _SCHEMAS[key] = got
+    return got
+
+
 def build_template(spec: EnvSpec) -> bytes:
     """Create and seed the template database; return it serialized. Deterministic."""
     conn = sqlite3.connect(":memory:", check_same_thread=False)
     try:
-        engine = create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
-        build_metadata(spec).create_all(engine)
-        engine.dispose(close=False)
-        # Foreign-key indexes, in a fixed order (SQLAlchemy keeps Index objects in a set,
-        # which would make the file's bytes depend on hash randomization).
-        for ent in entity_order(spec):
-            for f in ent.fields:
-                if f.ref and f.name != ent.primary_key:
-                    conn.execute(f'CREATE INDEX "ix_{ent.name}_{f.name}" ON "{ent.name}" ("{f.name}")')
-        data = build_seed_rows(spec)
-        with conn:
-            for ent in entity_order(spec):
-                cols, rows = data[ent.name]
-                if rows:
-                    q = ", ".join('"' + c + '"' for c in cols)
-                    marks = ", ".join("?" * len(cols))
-                    conn.executemany(f'INSERT INTO "{ent.name}" ({q}) VALUES ({marks})', rows)
-                conn.execute(f"INSERT INTO {SEQ_TABLE} VALUES (?, ?)", (ent.name, len(rows) + 1))
-            conn.execute(f"INSERT INTO {META_TABLE} VALUES ('spec_digest', ?)", (_template_key(spec),))
+        _create_schema(conn, spec)
+        try:
+            data = build_seed_rows(spec)
+        except (ValueError, TypeError, OverflowError, ArithmeticError) as e:
+            # a generator whose values do not fit its field (text for an integer, a Faker
+            # provider that fails): the recipe's fault, said in one line
+            raise SpecError(f"{spec.name}: seed: the recipe makes values its fields cannot hold: "
+                            f"{' '.join(str(e).split())[:300]}") from None
+        try:
+            with conn:
+                for ent in entity_order(spec):
+                    cols, rows = data[ent.name]
+                    if rows:
+                        q = ", ".join('"' + c + '"' for c in cols)
+                        marks = ", ".join("?" * len(cols))
+                        conn.executemany(f'INSERT INTO "{ent.name}" ({q}) VALUES ({marks})', rows)
+                    conn.execute(f"INSERT INTO {SEQ_TABLE} VALUES (?, ?)", (ent.name, len(rows) + 1))
+                conn.execute(f"INSERT INTO {META_TABLE} VALUES ('spec_digest', ?)", (_template_key(spec),))
+        except (sqlite3.Error, OverflowError) as e:
+            # e.g. a text id generated for an integer key: the seed recipe, not our bug
+            raise SpecError(f"{spec.name}: seed {ent.name}: the generated rows do not fit the table: {e}") from None
         conn.execute("VACUUM")
         return conn.serialize()
     finally:
@@ -110,16 +146,25 @@ def _template_key(spec: EnvSpec) -> str:
     return f"{spec_digest(spec)}:v{TEMPLATE_VERSION}"
 
 
-def _read_digest(path: Path) -> str | None:
+def _cached_template(spec: EnvSpec, p: Path) -> bytes | None:
+    """The cached template at ``p`` if it is one of this spec (and version), else None.
+
+    A cached file is a state like any other (anyone who can write the folder wrote it): it
+    is read through the same checks, and a tampered or damaged one is rebuilt."""
+    from .state import open_state  # state.py builds on this module
+
     try:
-        c = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            row = c.execute(f"SELECT value FROM {META_TABLE} WHERE key='spec_digest'").fetchone()
-            return row[0] if row else None
-        finally:
-            c.close()
+        data = p.read_bytes()
+        conn = open_state(spec, data, source=str(p))
+    except (OSError, StateError):
+        return None
+    try:
+        row = conn.execute(f"SELECT value FROM {META_TABLE} WHERE key = 'spec_digest'").fetchone()
     except sqlite3.Error:
         return None
+    finally:
+        conn.close()
+    return data if row and row[0] == _template_key(spec) else None
 
 
 def load_or_build_template(spec: EnvSpec, cache_path: str | os.PathLike | None) -> bytes:
@@ -127,8 +172,10 @@ def load_or_build_template(spec: EnvSpec, cache_path: str | os.PathLike | None) 
     if cache_path is None:
         return build_template(spec)
     p = Path(cache_path)
-    if p.is_file() and _read_digest(p) == _template_key(spec):
-        return p.read_bytes()
+    if p.is_file():
+        cached = _cached_template(spec, p)
+        if cached is not None:
+            return cached
     blob = build_template(spec)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)

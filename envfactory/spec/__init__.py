@@ -2,7 +2,17 @@
 defaults and foreign-key order, and the data shapes of tasks (``Task``, ``RewardSpec``)."""
 
 from .conditions import compare
-from .io import dump_spec, find_specs, load_spec, parse_spec, save_spec, spec_digest, spec_json_schema
+from .io import (
+    dump_spec,
+    find_specs,
+    load_spec,
+    load_yaml_bounded,
+    parse_spec,
+    save_spec,
+    spec_digest,
+    spec_json_schema,
+)
+from .limits import MAX_IN_ITEMS, SPEC_LIMITS
 from .model import (
     DEFAULT_CLOCK,
     SPEC_VERSION,
@@ -51,6 +61,9 @@ __all__ = [
     "save_spec",
     "spec_digest",
     "spec_json_schema",
+    "load_yaml_bounded",
+    "SPEC_LIMITS",
+    "MAX_IN_ITEMS",
     "field_json_schema",
     "param_json_schema",
     "tool_input_schema",

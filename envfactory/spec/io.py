@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,13 +16,94 @@ from pydantic import ValidationError
 from ..errors import SpecError
 from .model import EnvSpec
 
-__all__ = ["load_spec", "save_spec", "dump_spec", "parse_spec", "spec_json_schema", "spec_digest", "find_specs"]
+__all__ = ["load_spec", "save_spec", "dump_spec", "parse_spec", "spec_json_schema", "spec_digest", "find_specs",
+           "load_yaml_bounded", "YAML_MIN_EXPANSION_BUDGET", "YAML_EXPANSION_FACTOR"]
 
 SPEC_FILE = "env.yaml"
+
+YAML_EXPANSION_FACTOR = 10
+YAML_MIN_EXPANSION_BUDGET = 100_000
+"""A YAML document may expand (each alias counted every time it is used) to at most
+``max(YAML_MIN_EXPANSION_BUDGET, YAML_EXPANSION_FACTOR x its own node count)`` nodes: a
+'billion laughs' document of 655 bytes is refused before anything walks it."""
+
+
+# Where an alias can start: at a line start or after whitespace, a flow indicator, '?', ':'
+# or '-'. A text with no such '*' has no alias, so nothing to measure (most env.yaml files).
+_MAY_ALIAS = re.compile(r"(?:^|[\s\[{,?:\-\ufeff])\*", re.M)
 
 
 def _yaml_loader():
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _expanded_nodes(root: yaml.Node, budget: int) -> int:
+    """Nodes of the document with every alias expanded, counted without expanding anything
+    (each distinct node once, memoized); stops as soon as ``budget`` is passed."""
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            if isinstance(node, yaml.MappingNode):
+                kids = [x for pair in node.value for x in pair]
+            else:
+                kids = node.value if isinstance(node, yaml.SequenceNode) else []
+            size[key] = min(budget + 1, 1 + sum(size[id(k)] for k in kids))
+            if size[key] > budget:
+                return size[key]
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise ValueError("the document refers to itself through an alias (a recursive structure)")
+        on_path.add(key)
+        stack.append((node, True))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((x, False) for pair in node.value for x in pair if id(x) not in size)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((x, False) for x in node.value if id(x) not in size)
+    return size.get(id(root), 0)
+
+
+def _distinct_nodes(root: yaml.Node) -> int:
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(x for pair in node.value for x in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return len(seen)
+
+
+def load_yaml_bounded(text: str, loader: Any = None) -> Any:
+    """``yaml.load`` with a (safe) ``loader`` that refuses alias bombs: a ``ValueError`` when
+    the document expands past its budget (see ``YAML_EXPANSION_FACTOR``) or refers to itself.
+
+    Parse errors are ``yaml.YAMLError`` as usual. The document is composed to nodes (aliases
+    are shared there), measured, and only then constructed."""
+    ld = (loader or _yaml_loader())(text)
+    try:
+        root = ld.get_single_node()
+        if root is None:
+            return None
+        if not _MAY_ALIAS.search(text):
+            return ld.construct_document(root)
+        budget = max(YAML_MIN_EXPANSION_BUDGET, YAML_EXPANSION_FACTOR * _distinct_nodes(root))
+        if _expanded_nodes(root, budget) > budget:
+            raise ValueError(f"the document expands through aliases to more than {budget:,} nodes "
+                             "(an alias bomb?); refused")
+        return ld.construct_document(root)
+    finally:
+        ld.dispose()
 
 
 def parse_spec(data: Any, *, source: str = "<spec>") -> EnvSpec:
@@ -30,6 +112,8 @@ def parse_spec(data: Any, *, source: str = "<spec>") -> EnvSpec:
         raise SpecError(f"{source}: an environment spec must be a mapping, got {type(data).__name__}")
     try:
         return EnvSpec.model_validate(data)
+    except RecursionError:
+        raise SpecError(f"{source}: the spec is nested too deeply") from None
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
@@ -47,9 +131,11 @@ def load_spec(path: str | os.PathLike) -> EnvSpec:
     except OSError as e:
         raise SpecError(f"{p}: cannot read spec: {e.strerror or e}") from e
     try:
-        data = yaml.load(text, Loader=_yaml_loader())
+        data = load_yaml_bounded(text)
     except yaml.YAMLError as e:
         raise SpecError(f"{p}: malformed YAML: {str(e).splitlines()[0]}") from e
+    except (ValueError, RecursionError) as e:
+        raise SpecError(f"{p}: {str(e).splitlines()[0] if str(e) else 'nested too deeply'}") from e
     return parse_spec(data, source=str(p))
 
 

@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from . import limits as _limits
+
 __all__ = [
     "SPEC_VERSION",
     "DEFAULT_CLOCK",
@@ -50,7 +52,7 @@ SPEC_VERSION = 1
 DEFAULT_CLOCK = "2026-06-01T09:00:00"
 """The fixed 'now' of an environment that does not set its own ``clock`` (local time, no offset)."""
 
-_IDENT = re.compile(r"^[a-z][a-z0-9_]*$")
+_IDENT = re.compile(r"[a-z][a-z0-9_]*")  # always fullmatch: '$' would accept a trailing newline
 
 
 class _Strict(BaseModel):
@@ -84,8 +86,12 @@ class FieldSpec(_Strict):
 
     @model_validator(mode="after")
     def _check(self) -> "FieldSpec":
-        if not _IDENT.match(self.name):
+        if not _IDENT.fullmatch(self.name):
             raise ValueError(f"field name {self.name!r} must be snake_case")
+        _limits.check_names("field", self.name)
+        _limits.check_value_size(self.default, f"field {self.name!r} default")
+        if self.id_prefix is not None and len(self.id_prefix) > _limits.MAX_PREFIX_CHARS:
+            raise ValueError(f"field {self.name!r}: id_prefix is longer than {_limits.MAX_PREFIX_CHARS} characters")
         if self.type == FieldType.enum and not self.enum:
             raise ValueError(f"field {self.name!r}: an enum field needs 'enum' values")
         if self.enum is not None and self.type not in (FieldType.enum, FieldType.string):
@@ -117,8 +123,10 @@ class EntitySpec(_Strict):
 
     @model_validator(mode="after")
     def _check(self) -> "EntitySpec":
-        if not _IDENT.match(self.name):
+        if not _IDENT.fullmatch(self.name):
             raise ValueError(f"entity name {self.name!r} must be snake_case")
+        _limits.check_names("entity", self.name)
+        _limits.check_entity_limits(self)
         names = [f.name for f in self.fields]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
@@ -165,8 +173,12 @@ class ParamSpec(_Strict):
 
     @model_validator(mode="after")
     def _check(self) -> "ParamSpec":
-        if not _IDENT.match(self.name):
+        if not _IDENT.fullmatch(self.name):
             raise ValueError(f"parameter name {self.name!r} must be snake_case")
+        _limits.check_names("parameter", self.name)
+        _limits.check_value_size(self.default, f"parameter {self.name!r} default")
+        for bound in ("minimum", "maximum"):
+            _limits._finite_bound(getattr(self, bound), f"parameter {self.name!r} {bound}")
         if self.type == FieldType.enum and not self.enum:
             raise ValueError(f"parameter {self.name!r}: an enum parameter needs 'enum' values")
         return self
@@ -263,8 +275,11 @@ class ToolSpec(_Strict):
 
     @model_validator(mode="after")
     def _check(self) -> "ToolSpec":
-        if not _IDENT.match(self.name):
+        if not _IDENT.fullmatch(self.name):
             raise ValueError(f"tool name {self.name!r} must be snake_case verb_object")
+        _limits.check_names("tool", self.name)
+        if len(self.params) > _limits.MAX_PARAMS:
+            raise ValueError(f"tool {self.name!r} has {len(self.params)} parameters; at most {_limits.MAX_PARAMS} are allowed")
         names = [p.name for p in self.params]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
@@ -315,9 +330,14 @@ class GeneratorSpec(_Strict):
     field: str | None = None
     unique: bool = False
 
+    @model_validator(mode="after")
+    def _check(self) -> "GeneratorSpec":
+        _limits.check_generator(self)
+        return self
+
 
 class EntitySeed(_Strict):
-    rows: int = Field(ge=0)
+    rows: int = Field(ge=0, le=_limits.MAX_SEED_ROWS)
     fields: dict[str, GeneratorSpec] = Field(default_factory=dict)
 
 
@@ -355,12 +375,13 @@ class EnvSpec(_Strict):
 
     @model_validator(mode="after")
     def _check_refs(self) -> "EnvSpec":
-        if not _IDENT.match(self.name):
+        if not _IDENT.fullmatch(self.name):
             raise ValueError(f"environment name {self.name!r} must be snake_case")
         try:
-            dt.datetime.fromisoformat(self.clock)
-        except ValueError:
-            raise ValueError(f"clock {self.clock!r} is not an ISO date-time (e.g. {DEFAULT_CLOCK})") from None
+            clock = _limits.parse_when(self.clock, "clock", datetime=True)
+        except ValueError as err:
+            raise ValueError(f"{err} (e.g. {DEFAULT_CLOCK})") from None
+        _limits.check_seed_limits(self)
         ents = {e.name: e for e in self.entities}
         if len(ents) != len(self.entities):
             raise ValueError("duplicate entity names")
@@ -386,6 +407,7 @@ class EnvSpec(_Strict):
                 _check_path(ents, ent, c.field, f"tool {t.name!r} precondition")
                 if c.value_param and c.value_param not in pnames:
                     raise ValueError(f"tool {t.name!r}: precondition uses unknown parameter {c.value_param!r}")
+            _check_no_key_writes(ents, ent, t)
             for ef in t.effects:
                 _check_path(ents, ent, ef.field, f"tool {t.name!r} effect")
                 for src in (ef.copy_from, ef.increment_from):
@@ -409,6 +431,7 @@ class EnvSpec(_Strict):
             for fname, gen in es.fields.items():
                 if not ent.has_field(fname):
                     raise ValueError(f"seed: unknown field {ename}.{fname}")
+                _check_generator_in(ent, fname, gen, clock)
         return self
 
 
@@ -424,3 +447,43 @@ def _check_path(ents: dict[str, EntitySpec], ent: EntitySpec, path: str, where: 
             raise ValueError(f"{where}: {ent.name}.{parts[0]} is not a foreign key")
         if not ents[fk.ref].has_field(parts[1]):
             raise ValueError(f"{where}: unknown field {fk.ref}.{parts[1]}")
+
+
+def _check_no_key_writes(ents: dict[str, EntitySpec], ent: EntitySpec, t: ToolSpec) -> None:
+    """Keys are never rewritten: a row's hash and diff are tracked by its key."""
+    if t.kind in (ToolKind.update, ToolKind.action):
+        for p in t.params:
+            if p.field == ent.primary_key and not p.key:
+                raise ValueError(f"tool {t.name!r}: parameter {p.name!r} would change the primary key "
+                                 f"{ent.name}.{ent.primary_key}; keys cannot be written")
+    for ef in t.effects:
+        parts = ef.field.split(".")
+        target = ent
+        if len(parts) == 2 and ent.has_field(parts[0]) and ent.field(parts[0]).ref in ents:
+            target = ents[ent.field(parts[0]).ref or ""]
+        if parts[-1] == target.primary_key and target.has_field(parts[-1]):
+            raise ValueError(f"tool {t.name!r}: effect on {ef.field!r} would change the primary key "
+                             f"{target.name}.{target.primary_key}; keys cannot be written")
+
+
+def _check_generator_in(ent: EntitySpec, fname: str, gen: GeneratorSpec, clock: dt.date) -> None:
+    """What a generator needs from its entity and the clock."""
+    where = f"seed {ent.name}.{fname}"
+    aware = isinstance(clock, dt.datetime) and clock.tzinfo is not None
+    g: GeneratorSpec | None = gen
+    while g is not None:
+        if g.kind == "datetime":
+            for key in ("start", "end"):
+                text = getattr(g, key)
+                if text is not None and (dt.datetime.fromisoformat(text).tzinfo is not None) != aware:
+                    raise ValueError(f"{where}: {key} {text!r} must {'' if aware else 'not '}carry a UTC offset, "
+                                     f"as the clock {'does' if aware else 'does not'}")
+        if g.kind == "offset":
+            base = g.field or ""
+            if not ent.has_field(base):
+                raise ValueError(f"{where}: offset from unknown field {ent.name}.{base}")
+            btype = ent.field(base).type
+            if btype not in (FieldType.date, FieldType.datetime, FieldType.integer, FieldType.number):
+                raise ValueError(f"{where}: offset from {ent.name}.{base}, a {btype.value} field; "
+                                 "offsets need a date, datetime or number field")
+        g = g.inner if g.kind == "null_or" else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .limits import MAX_IN_ITEMS
 from .model import EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, ToolKind, ToolSpec
 
 # What a datetime argument looks like: local ISO time, optional seconds/fraction/offset.
@@ -41,7 +42,8 @@ def _base_schema(ftype: FieldType, enum: list[str] | None) -> dict[str, Any]:
 
 def param_json_schema(p: ParamSpec, tool: ToolSpec | None = None) -> dict[str, Any]:
     if p.op == "in":
-        s: dict[str, Any] = {"type": "array", "items": _base_schema(p.type, p.enum)}
+        s: dict[str, Any] = {"type": "array", "items": _base_schema(p.type, p.enum), "minItems": 1,
+                             "maxItems": MAX_IN_ITEMS}
     else:
         s = _base_schema(p.type, p.enum)
     if p.description:
