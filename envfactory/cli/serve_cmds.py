@@ -37,6 +37,10 @@ def serve(
                                                 help="Enable /control/... for harnesses, guarded by this bearer token."),
     idle_timeout: float = typer.Option(1800.0, "--idle-timeout", help="Seconds of inactivity before a session is freed."),
     max_sessions: int = typer.Option(1000, "--max-sessions", help="Open sessions per environment at most."),
+    max_total_sessions: int = typer.Option(10_000, "--max-total-sessions", min=0,
+                                           help="Open sessions over all environments of the server (0: no cap)."),
+    max_memory_mb: int = typer.Option(4096, "--max-memory-mb", min=0,
+                                      help="Server memory (MiB) from which new sessions are refused (0: no budget)."),
     max_calls: int = typer.Option(10_000, "--max-calls", help="Tool calls per session at most."),
     max_body_bytes: int = typer.Option(1 << 20, "--max-body-bytes", help="Largest HTTP request body."),
     max_argument_bytes: int = typer.Option(64 * 1024, "--max-argument-bytes", help="Largest JSON of one call's arguments."),
@@ -57,7 +61,7 @@ def serve(
             host=host, port=port, token=token, control_token=control_token, idle_timeout=idle_timeout,
             max_sessions=max_sessions, max_calls_per_session=max_calls, max_body_bytes=max_body_bytes,
             max_argument_bytes=max_argument_bytes, allowed_hosts=allowed_host, initial_state=initial_state,
-            fast_path=fast_path,
+            fast_path=fast_path, max_total_sessions=max_total_sessions or None, max_memory_mb=max_memory_mb or None,
         )
     except ValueError as e:
         raise ConfigError(f"serve: {e}") from e
