@@ -169,3 +169,16 @@ def test_a_server_over_its_memory_budget_answers_new_sessions_with_a_clear_error
             assert r.status_code == 503 and "at its budget of 16 MiB" in r.json()["message"]
             assert h.get("/healthz").json() == {"status": "ok"}
         assert srv.pool().open_count == 0 and srv.app.state.budget.refused == 2
+
+
+@pytest.mark.slow  # starts a server process and a load generator (~25 s on a shared machine)
+def test_bench_serve_memory_reports_rss_with_sessions_open_and_after_they_close():
+    from envfactory.bench.serve import hostile_call, run_serve_memory_bench
+
+    from .conftest import TRIP_DESK
+
+    lengths = {len(hostile_call(k)[1]["status"]) for k in range(100)}
+    assert len(lengths) == 100  # every call of a session a new in-list length
+    m = run_serve_memory_bench(TRIP_DESK, sessions=3, calls=2, workers=2)
+    assert (m.opened, m.refused, m.calls, m.call_errors) == (3, 0, 6, 0)
+    assert min(m.rss_start_mib, m.rss_open_mib, m.rss_closed_mib) > 0 and m.memory_budget_mib == 4096
