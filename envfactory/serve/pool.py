@@ -46,6 +46,41 @@ except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
     _PAGE = 4096
 
 
+class _MemoryRelease:
+    """Hand memory that closed sessions freed back to the OS (glibc keeps it in its arenas otherwise).
+
+    Without it a server that once held many sessions keeps their resident size for good, and the
+    memory budget would refuse sessions for memory that is free. ``malloc_trim`` runs at most once
+    a second while sessions end, and whenever the last open session of a pool ends.
+    """
+
+    def __init__(self) -> None:
+        self.pending = False
+        self.last = -1e9
+        self._trim: Callable[[int], int] | None = None
+        try:
+            import ctypes
+
+            self._trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):  # not glibc: nothing to trim
+            pass
+
+    def freed(self) -> None:
+        self.pending = True
+
+    def release(self, *, now: float | None = None, force: bool = False) -> bool:
+        """Trim when something was freed since the last trim (and a second has passed, unless forced)."""
+        now = time.monotonic() if now is None else now
+        if self._trim is None or not self.pending or (not force and now - self.last < 1.0):
+            return False
+        self.pending, self.last = False, now
+        self._trim(0)
+        return True
+
+
+memory_release = _MemoryRelease()
+
+
 class SessionBudget:
     """Limits shared by every pool of one server: open sessions in all, and the process's memory.
 
@@ -73,6 +108,8 @@ class SessionBudget:
                                     "environments; close a session or retry later")
         if self.max_memory_bytes is not None:
             rss = self.rss()
+            if rss is not None and rss >= self.max_memory_bytes and memory_release.release():
+                rss = self.rss()  # what closed sessions freed counts as free
             if rss is not None and rss >= self.max_memory_bytes:
                 self.refused += 1
                 raise SessionLimitError(
@@ -239,3 +276,5 @@ class SessionPool:
             self._gone[ps.id] = why
             if len(self._gone) > _GONE_MEMORY:
                 self._gone.popitem(last=False)
+            memory_release.freed()
+            memory_release.release(force=not self._open)

@@ -33,7 +33,7 @@ from .._version import __version__
 from ..errors import RuntimeToolError, ServeError
 from ..runtime import Environment
 from .config import SESSION_HEADER, ServeConfig
-from .pool import PooledSession, SessionBudget, SessionPool
+from .pool import PooledSession, SessionBudget, SessionPool, memory_release
 from .tools import build_tool_list
 
 __all__ = ["EnvMCPServer", "build_budget", "build_mcp_server"]
@@ -203,6 +203,7 @@ async def _sweeping_lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any
         while True:
             await anyio.sleep(interval)
             pool.sweep()
+            memory_release.release()  # what sessions that ended since the last trim freed
 
     pool._sweeper = True  # type: ignore[attr-defined]
     try:

@@ -182,3 +182,30 @@ def test_bench_serve_memory_reports_rss_with_sessions_open_and_after_they_close(
     m = run_serve_memory_bench(TRIP_DESK, sessions=3, calls=2, workers=2)
     assert (m.opened, m.refused, m.calls, m.call_errors) == (3, 0, 6, 0)
     assert min(m.rss_start_mib, m.rss_open_mib, m.rss_closed_mib) > 0 and m.memory_budget_mib == 4096
+
+
+def test_memory_that_closed_sessions_freed_goes_back_to_the_os(env, monkeypatch):
+    from envfactory.serve import pool as pool_mod
+
+    trims: list[int] = []
+    monkeypatch.setattr(pool_mod.memory_release, "_trim", trims.append)
+    monkeypatch.setattr(pool_mod.memory_release, "last", -1e9)
+    pool = SessionPool(env)
+    a, b = pool.open(), pool.open()
+    pool.release(a)  # one still open, and the last trim long ago: trimmed
+    assert trims == [0]
+    pool.release(b)  # the last open session ended: trimmed at once, throttle or not
+    assert trims == [0, 0] and not pool_mod.memory_release.pending
+
+
+def test_the_budget_trims_freed_memory_before_it_refuses(env, monkeypatch):
+    from envfactory.serve import pool as pool_mod
+
+    rss = [300 << 20]
+    monkeypatch.setattr(pool_mod.memory_release, "_trim", lambda _: rss.__setitem__(0, 100 << 20))
+    monkeypatch.setattr(pool_mod.memory_release, "last", -1e9)
+    monkeypatch.setattr(pool_mod.memory_release, "pending", True)
+    pool = SessionPool(env, budget=SessionBudget(max_memory_bytes=200 << 20, rss=lambda: rss[0]))
+    pool.open()  # 300 MiB held, 200 of them free: trimmed, then let in
+    assert pool.open_count == 1 and pool.budget.refused == 0
+    pool.close_all()
