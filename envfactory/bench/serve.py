@@ -30,7 +30,8 @@ import anyio
 
 from ..runtime import load_environment
 
-__all__ = ["ServeBenchReport", "ServeFigure", "run_serve_bench"]
+__all__ = ["ServeBenchReport", "ServeFigure", "ServeMemoryFigure", "hostile_call", "run_serve_bench",
+           "run_serve_memory_bench"]
 
 
 @dataclass
@@ -338,5 +339,179 @@ def run_serve_bench(env_dir: str | Path, *, calls: int = 2000, levels: Sequence[
     return rep
 
 
-if __name__ == "__main__":  # the raw load generator: python -m envfactory.bench.serve '<json args>'
-    print(json.dumps(_run_raw_load(json.loads(sys.argv[1]))))
+# ---- memory: server RSS under many sessions of hostile calls -------------------------------------
+
+@dataclass
+class ServeMemoryFigure:
+    """Server resident memory before, with ``sessions`` open after ``calls`` hostile calls each, and after they close."""
+
+    sessions: int
+    calls_per_session: int
+    opened: int
+    refused: int
+    calls: int
+    call_errors: int
+    rss_start_mib: float
+    rss_open_mib: float
+    rss_closed_mib: float
+    memory_budget_mib: int | None
+    seconds: float
+
+
+def hostile_call(k: int) -> tuple[str, dict[str, Any]]:
+    """The k-th hostile call: ``search_flights`` with an ``in``-list of a length no earlier call used.
+
+    A statement text per list length is what filled SQLite's per-connection statement cache
+    (issue 17, finding 1); the lengths stay under the argument-size limit.
+    """
+    n = 1 + (k * 41) % 1500
+    return "search_flights", {"status": ["scheduled"] * n, "limit": 1}
+
+
+async def _hostile_sessions(url: str, sessions: int, calls: int, workers: int) -> dict[str, Any]:
+    """Open ``sessions`` MCP sessions over ``workers`` connections, ``calls`` hostile calls in each; keep them open."""
+    init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                       "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "envfactory-bench-memory", "version": "0"}}}).encode()
+    todo = list(range(sessions))
+    opened: list[str] = []
+    got = {"refused": 0, "calls": 0, "call_errors": 0}
+
+    async def worker() -> None:
+        c = await _RawHTTP.connect(url)
+        try:
+            while todo:
+                todo.pop()
+                status, hdrs, body = await c.request("POST", init, {})
+                answer = json.loads(body) if status == 200 else {}
+                if "result" not in answer or "mcp-session-id" not in hdrs:
+                    got["refused"] += 1  # 503 from the transport or the budget's in-band error
+                    continue
+                h = {"Mcp-Session-Id": hdrs["mcp-session-id"], "Mcp-Protocol-Version": answer["result"]["protocolVersion"]}
+                await c.request("POST", b'{"jsonrpc":"2.0","method":"notifications/initialized"}', h)
+                opened.append(h["Mcp-Session-Id"])
+                for k in range(calls):
+                    name, args = hostile_call(len(opened) * calls + k)
+                    req = json.dumps({"jsonrpc": "2.0", "id": k + 1, "method": "tools/call",
+                                      "params": {"name": name, "arguments": args}}).encode()
+                    status, _, answer_raw = await c.request("POST", req, h)
+                    res = json.loads(answer_raw).get("result") if status == 200 else None
+                    got["calls"] += 1
+                    got["call_errors"] += int(not res or bool(res.get("isError")))
+        finally:
+            await c.close()
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(workers, sessions)))))
+    return {**got, "opened": len(opened), "ids": opened}
+
+
+async def _close_sessions(url: str, ids: list[str]) -> None:
+    c = await _RawHTTP.connect(url)
+    try:
+        for sid in ids:
+            await c.request("DELETE", b"", {"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"})
+    finally:
+        await c.close()
+
+
+def _memory_load(args: dict[str, Any]) -> None:
+    """The memory load generator: open, report, wait for a line on stdin, close, report."""
+    got = asyncio.run(_hostile_sessions(args["url"], args["sessions"], args["calls"], args["workers"]))
+    ids = got.pop("ids")
+    print(json.dumps(got), flush=True)
+    sys.stdin.readline()
+    asyncio.run(_close_sessions(args["url"], ids))
+    print(json.dumps({"closed": len(ids)}), flush=True)
+
+
+def _rss_mib(pid: int) -> float:
+    import psutil
+
+    return psutil.Process(pid).memory_info().rss / 2**20
+
+
+def _wait_mcp_sessions(base: str, env_name: str, token: str, want: int, seconds: float) -> None:
+    import httpx2
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        r = httpx2.get(f"{base}/control/{env_name}/sessions", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+        if r.status_code == 200 and r.json()["mcp_sessions"] <= want:
+            return
+        time.sleep(0.1)
+
+
+def run_serve_memory_bench(env_dir: str | Path, *, sessions: int = 1000, calls: int = 100, workers: int = 8,
+                           max_memory_mb: int | None = None, max_seconds: float = 900.0) -> ServeMemoryFigure:
+    """Server RSS after ``sessions`` sessions x ``calls`` hostile calls (all on 127.0.0.1), and after they close.
+
+    The server runs as ``envfactory serve --transport http`` with its default memory budget
+    (or ``max_memory_mb``); sessions it refuses are counted, not failures.
+    """
+    import httpx2
+
+    env_dir = Path(env_dir).resolve()
+    root = env_dir.parents[2]
+    port, token = _free_port(), "bench-memory-control"
+    cmd = _server_cmd(env_dir, "http", port) + ["--max-sessions", str(max(sessions, 1)), "--control-token", token]
+    if max_memory_mb is not None:
+        cmd += ["--max-memory-mb", str(max_memory_mb)]
+    errlog = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, env={**os.environ, "ENVFACTORY_ROOT": str(root)}, stdout=subprocess.DEVNULL,
+                            stderr=errlog)
+    base, url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port}/mcp/{env_dir.name}"
+    load = None
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                errlog.seek(0)
+                raise RuntimeError(f"bench server exited: {errlog.read().decode(errors='replace')[-2000:]}")
+            try:
+                if httpx2.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx2.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("bench server did not start within 60 s")
+            time.sleep(0.1)
+        start = _rss_mib(proc.pid)
+        t0 = time.perf_counter()
+        args = json.dumps({"mode": "memory", "url": url, "sessions": sessions, "calls": calls, "workers": workers})
+        load = subprocess.Popen([sys.executable, "-m", "envfactory.bench.serve", args], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        assert load.stdin is not None and load.stdout is not None
+        line = load.stdout.readline()
+        if not line:
+            raise RuntimeError("bench memory load generator failed")
+        got = json.loads(line)
+        seconds = time.perf_counter() - t0
+        open_rss = _rss_mib(proc.pid)
+        load.stdin.write("close\n")
+        load.stdin.flush()
+        load.stdout.readline()
+        load.wait(max_seconds)
+        _wait_mcp_sessions(base, env_dir.name, token, 0, 60)
+        closed = _rss_mib(proc.pid)
+        budget = 4096 if max_memory_mb is None else (max_memory_mb or None)
+        return ServeMemoryFigure(sessions, calls, got["opened"], got["refused"], got["calls"], got["call_errors"],
+                                 start, open_rss, closed, budget, seconds)
+    finally:
+        if load is not None and load.poll() is None:
+            load.kill()
+            load.wait()
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        errlog.close()
+
+
+if __name__ == "__main__":  # the load generators: python -m envfactory.bench.serve '<json args>'
+    _args = json.loads(sys.argv[1])
+    if _args.get("mode") == "memory":
+        _memory_load(_args)
+    else:
+        print(json.dumps(_run_raw_load(_args)))

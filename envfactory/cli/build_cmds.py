@@ -101,6 +101,15 @@ def _agent(explorer: str, model: str | None, base_url: str | None, seed: int):
     return improve
 
 
+def _folder(value: Optional[str], flag: str) -> Optional[Path]:
+    """A folder option as a Path; an empty one would mean the current folder, so it is refused."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise ConfigError(f"{flag} is empty: give a folder (use '.' for the current one)")
+    return Path(value)
+
+
 @app.command()
 @handle_errors
 def build(
@@ -108,14 +117,14 @@ def build(
     all_: bool = typer.Option(False, "--all", help="Build every folder under resources/."),
     source: Optional[str] = typer.Option(None, "--source", "-s",
                                          help="Build any documentation: a file, a folder or an http(s) URL."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
+    out_arg: Optional[str] = typer.Option(None, "--out", "-o",
                                        help="With --source: folder for the environments (default domains/<name>)."),
     name: str = typer.Option("custom", "--name", help="With --source: the domain name the environments get."),
     verify: bool = typer.Option(True, "--verify/--no-verify", help="Verify tools and ship only the ones that pass."),
     seed: int = typer.Option(0, "--seed", help="Seed for seed data and every random choice."),
     max_envs: Optional[int] = typer.Option(None, "--max-envs", help="Keep at most this many environments per document (per domain graph when documents are merged)."),
-    resources: Optional[Path] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
-    domains: Optional[Path] = typer.Option(None, "--domains", help="Output root (default ./domains)."),
+    resources_arg: Optional[str] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
+    domains_arg: Optional[str] = typer.Option(None, "--domains", help="Output root (default ./domains)."),
     explorer: str = typer.Option("rules", "--explorer",
                                  help="rules: the deterministic explorer (no model). agent: the LLM explorer agent, "
                                       "which improves the rules' draft (needs --model and --base-url)."),
@@ -130,6 +139,8 @@ def build(
 
     Only the environment folders a build generated are replaced (they are listed in build.json); hand-written ones are kept. A document that fails is reported and skipped; the exit code is non-zero only for bad options.
     """  # noqa: E501
+    out, resources, domains = (_folder(v, f) for v, f in ((out_arg, "--out"), (resources_arg, "--resources"),
+                                                          (domains_arg, "--domains")))
     chosen = sum(bool(x) for x in (domain, all_, source))
     if chosen != 1:
         raise ConfigError("give exactly one of --domain, --all or --source")
@@ -168,7 +179,14 @@ def build(
 def ingest(
     source: str = typer.Argument(..., help="An http(s) URL to crawl, a folder or a file of API documentation."),
     domain: str = typer.Option(..., "--domain", "-d", help="Store it under resources/<DOMAIN>/."),
-    resources: Optional[Path] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
+    resources_arg: Optional[str] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
+    max_depth: int = typer.Option(3, "--max-depth", min=0, help="URL: follow links at most this many hops away."),
+    max_pages: int = typer.Option(200, "--max-pages", min=1,
+                                  help="URL: HTTP requests at most (redirects and failures count)."),
+    max_bytes: int = typer.Option(50_000_000, "--max-bytes", min=1,
+                                  help="URL: decoded bytes in all (compressed bodies count as decoded)."),
+    timeout: float = typer.Option(10.0, "--timeout", min=0.001, help="URL: seconds per request."),
+    deadline: float = typer.Option(300.0, "--deadline", min=0.001, help="URL: seconds for the whole crawl."),
 ) -> None:
     """Bring API documentation into resources/<domain>/ (crawl a site, copy a folder or a file).
 
@@ -177,6 +195,10 @@ def ingest(
     from ..config import project_paths
     from ..ingest import ingest as run_ingest
 
-    dest = run_ingest(source, domain, resources or project_paths().resources_dir)
+    resources = _folder(resources_arg, "--resources")
+    limits = {"max_depth": max_depth, "max_pages": max_pages, "max_bytes": max_bytes, "timeout": timeout,
+              "deadline": deadline}
+    crawl_options = limits if source.startswith(("http://", "https://")) else {}
+    dest = run_ingest(source, domain, resources or project_paths().resources_dir, **crawl_options)
     files = [f for f in Path(dest).rglob("*") if f.is_file()]
     console.print(f"ingested {len(files)} files into {dest}; next: envfactory build --domain {domain}")

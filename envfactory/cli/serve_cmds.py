@@ -37,6 +37,10 @@ def serve(
                                                 help="Enable /control/... for harnesses, guarded by this bearer token."),
     idle_timeout: float = typer.Option(1800.0, "--idle-timeout", help="Seconds of inactivity before a session is freed."),
     max_sessions: int = typer.Option(1000, "--max-sessions", help="Open sessions per environment at most."),
+    max_total_sessions: int = typer.Option(10_000, "--max-total-sessions", min=0,
+                                           help="Open sessions over all environments of the server (0: no cap)."),
+    max_memory_mb: int = typer.Option(4096, "--max-memory-mb", min=0,
+                                      help="Server memory (MiB) from which new sessions are refused (0: no budget)."),
     max_calls: int = typer.Option(10_000, "--max-calls", help="Tool calls per session at most."),
     max_body_bytes: int = typer.Option(1 << 20, "--max-body-bytes", help="Largest HTTP request body."),
     max_argument_bytes: int = typer.Option(64 * 1024, "--max-argument-bytes", help="Largest JSON of one call's arguments."),
@@ -57,7 +61,7 @@ def serve(
             host=host, port=port, token=token, control_token=control_token, idle_timeout=idle_timeout,
             max_sessions=max_sessions, max_calls_per_session=max_calls, max_body_bytes=max_body_bytes,
             max_argument_bytes=max_argument_bytes, allowed_hosts=allowed_host, initial_state=initial_state,
-            fast_path=fast_path,
+            fast_path=fast_path, max_total_sessions=max_total_sessions or None, max_memory_mb=max_memory_mb or None,
         )
     except ValueError as e:
         raise ConfigError(f"serve: {e}") from e
@@ -125,8 +129,16 @@ def bench_serve(
     server_paths: str = typer.Option("fast", "--server-paths",
                                      help="HTTP server paths to measure: fast (the default server), sdk (--no-fast-path), "
                                           "or both: fast,sdk."),
+    memory_sessions: int = typer.Option(1000, "--memory-sessions", min=0,
+                                        help="Memory figure: MCP sessions kept open at once (0: no memory figure)."),
+    memory_calls: int = typer.Option(100, "--memory-calls", min=0,
+                                     help="Memory figure: hostile calls (in-lists of new lengths) per session."),
 ) -> None:
-    """Tool calls/s and p50/p99 latency over streamable HTTP and stdio, beside the in-process runtime."""
+    """Tool calls/s and p50/p99 latency over streamable HTTP and stdio, beside the in-process runtime.
+
+    Then the memory figure: the server's RSS after --memory-sessions sessions of --memory-calls
+    hostile calls each (all kept open), and after they close.
+    """
     from rich.table import Table
 
     from ..bench.serve import run_serve_bench
@@ -163,3 +175,17 @@ def bench_serve(
     console.print(t)
     for note in rep.notes:
         console.print(f"note: {note}", highlight=False)
+    if memory_sessions and "http" in kinds:
+        _bench_serve_memory(env_dir, memory_sessions, memory_calls)
+
+
+def _bench_serve_memory(env_dir: Path, sessions: int, calls: int) -> None:
+    from ..bench.serve import run_serve_memory_bench
+
+    with console.status(f"memory: {sessions} sessions x {calls} hostile calls ..."):
+        m = run_serve_memory_bench(env_dir, sessions=sessions, calls=calls)
+    budget = f"{m.memory_budget_mib} MiB" if m.memory_budget_mib else "none"
+    console.print(f"memory (HTTP server RSS, budget {budget}): start {m.rss_start_mib:,.0f} MiB; "
+                  f"{m.opened} sessions open after {m.calls:,} hostile calls ({m.call_errors} tool errors, "
+                  f"{m.refused} sessions refused) {m.rss_open_mib:,.0f} MiB; after they closed "
+                  f"{m.rss_closed_mib:,.0f} MiB ({m.seconds:.0f} s)", highlight=False)

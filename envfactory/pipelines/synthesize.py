@@ -130,7 +130,9 @@ def _tasks_once(work: Path, tasks: Sequence[Task] | None, envs: Sequence[Environ
     if missing:
         raise ConfigError(f"tasks name environments that were not loaded: {', '.join(missing)}")
     write_tasks(task_list, tasks_file)
-    return task_list
+    # Roll out the tasks as the file holds them, as a resume will: writing normalises them (key
+    # order of arguments, floats), so fresh and reloaded tasks must take the same bytes.
+    return list(load_tasks(tasks_file))
 
 
 def _roll_out_one(task: Task, env: Environment, *, policy: Policy, connector: McpConnector | None,

@@ -13,7 +13,9 @@ import json
 import random
 import re
 import zlib
+from decimal import Decimal
 from typing import Any
+from uuid import UUID
 
 from faker import Faker
 
@@ -32,7 +34,9 @@ _FAKERS: dict[str, Faker] = {}
 _NOT_PROVIDERS = {"seed", "seed_instance", "seed_locale", "add_provider", "get_providers", "provider", "parse",
                   "format", "get_formatter", "set_formatter", "set_arguments", "get_arguments", "del_arguments",
                   "random", "unique", "optional", "items", "weights", "factories", "locales", "binary", "zip", "tar",
-                  "image", "json", "xml", "csv", "tsv", "psv", "dsv", "fixed_width", "pystruct", "pyobject"}
+                  "image", "json", "xml", "csv", "tsv", "psv", "dsv", "fixed_width", "pystruct", "pyobject",
+                  # not one value: generators and containers
+                  "time_series", "pyiterable", "pylist", "pyset", "pytuple", "pydict", "profile", "simple_profile"}
 
 
 def _provider(fake: Faker, name: str, where: str):
@@ -138,7 +142,12 @@ class _FieldGen:
             return pool[rng.randrange(len(pool))]
         if k == "faker":
             v = self._provider()
-            return v if isinstance(v, (str, int, float, bool)) or v is None else str(v)
+            if isinstance(v, (str, int, float, bool)) or v is None:
+                return v
+            if isinstance(v, (dt.date, dt.time, dt.timedelta, Decimal, UUID)):
+                return str(v)
+            raise SpecError(f"seed {self.ent.name}.{self.f.name}: Faker provider {g.provider!r} gives a "
+                            f"{type(v).__name__}, not one value a field can hold")
         if k == "pattern":
             pat = g.pattern or "????"
             # '{{provider}}' tokens name Faker providers (parse checks them against Faker's own

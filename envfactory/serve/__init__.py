@@ -3,7 +3,7 @@
 from .client_config import build_client_config
 from .config import SESSION_HEADER, ServeConfig
 from .http import build_http_app, mcp_path, serve_http
-from .pool import PooledSession, SessionGoneError, SessionLimitError, SessionPool
+from .pool import PooledSession, SessionBudget, SessionGoneError, SessionLimitError, SessionPool
 from .server import EnvMCPServer, build_mcp_server
 from .state import StateError, load_state_bytes, load_state_file
 from .stdio import serve_stdio
@@ -14,6 +14,7 @@ __all__ = [
     "EnvMCPServer",
     "PooledSession",
     "ServeConfig",
+    "SessionBudget",
     "SessionGoneError",
     "SessionLimitError",
     "SessionPool",

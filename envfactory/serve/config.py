@@ -27,6 +27,11 @@ class ServeConfig(BaseModel):
     )
     idle_timeout: float = Field(1800.0, gt=0, description="Seconds without a request after which a session is freed.")
     max_sessions: int = Field(1000, ge=1, description="Open sessions (MCP and control) at most, per environment.")
+    max_total_sessions: int | None = Field(
+        10_000, ge=1, description="Open sessions at most over all the environments one server serves (None: no cap).")
+    max_memory_mb: int | None = Field(
+        4096, ge=16, description="Resident memory of the server process (MiB) from which new sessions are refused; "
+                                 "open ones are still served (None: no budget).")
     max_calls_per_session: int = Field(10_000, ge=1, description="Tool calls one session may make.")
     max_body_bytes: int = Field(1 << 20, ge=1024, description="Largest HTTP request body on /mcp (413 above).")
     max_argument_bytes: int = Field(64 * 1024, ge=64, description="Largest JSON encoding of one call's arguments.")

@@ -1,7 +1,7 @@
 """Streamable HTTP: every environment of a domain at /mcp/<env> in one process, plus /control.
 
-Security: binds loopback by default; Host/Origin checks against DNS rebinding (the SDK's
-TransportSecuritySettings) on /mcp and /control; an optional bearer token on /mcp; a body
+Security: binds loopback by default; exact Host/Origin checks against DNS rebinding on every
+route (``guard.HostOriginGuard``, then the SDK's TransportSecuritySettings); an optional bearer token on /mcp; a body
 size limit (413); the session cap answers 503 at the transport and a JSON-RPC error in-band.
 """
 
@@ -26,8 +26,9 @@ from ..errors import ServeError
 from ..runtime import Environment
 from .config import ServeConfig
 from .control import build_control_routes
+from .guard import HostOriginGuard, HostRules, JsonRpcIdGuard
 from .pool import SessionPool
-from .server import EnvMCPServer, build_mcp_server
+from .server import EnvMCPServer, build_budget, build_mcp_server
 
 if TYPE_CHECKING:
     from .fastpath import ToolCallFastPath
@@ -119,8 +120,9 @@ def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = Non
     fast_paths: dict[str, ToolCallFastPath] = {}
     managers: list[StreamableHTTPSessionManager] = []
     routes: list[Route] = []
+    budget = build_budget(config)  # one for the process: sessions and memory over every environment
     for env in envs:
-        server = build_mcp_server(env, config=config)
+        server = build_mcp_server(env, config=config, budget=budget)
         manager = StreamableHTTPSessionManager(
             app=server,
             json_response=config.json_response,
@@ -136,6 +138,7 @@ def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = Non
         if fast_path_cls is not None:  # the fast path answers plain JSON only
             endpoint = fast_paths[env.name] = fast_path_cls(endpoint, manager, server, security,
                                                             config.max_body_bytes)
+        endpoint = JsonRpcIdGuard(endpoint, config.max_body_bytes)
         routes.append(Route(mcp_path(env.name), endpoint=endpoint))
     pools: dict[str, SessionPool] = {n: s.pool for n, s in servers.items()}
     routes += build_control_routes(pools, config, security)
@@ -162,8 +165,10 @@ def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = Non
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.servers = servers
     app.state.fast_paths = fast_paths
+    app.state.budget = budget
     if config.token:
         app.add_middleware(_BearerGuard, token=config.token)
+    app.add_middleware(HostOriginGuard, rules=HostRules(hosts, origins))  # outermost: every route
     return app
 
 

@@ -17,9 +17,104 @@ from typing import Callable, Literal
 from ..errors import SessionGoneError, SessionLimitError
 from ..runtime import Environment, Session, Snapshot
 
-__all__ = ["SessionPool", "PooledSession", "SessionLimitError", "SessionGoneError"]
+__all__ = ["SessionPool", "PooledSession", "SessionBudget", "SessionLimitError", "SessionGoneError", "process_rss"]
 
 _GONE_MEMORY = 10_000  # how many ended session ids we remember, to say why one is gone
+_MIB = 1 << 20
+
+
+def process_rss() -> int | None:
+    """This process's resident memory in bytes (None where it cannot be read)."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:  # Linux: a few microseconds
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import psutil
+
+        return int(psutil.Process().memory_info().rss)
+    except Exception:  # noqa: BLE001 - no way to measure: the memory budget is not enforced
+        return None
+
+
+try:
+    import os as _os
+
+    _PAGE = _os.sysconf("SC_PAGE_SIZE")
+except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+    _PAGE = 4096
+
+
+class _MemoryRelease:
+    """Hand memory that closed sessions freed back to the OS (glibc keeps it in its arenas otherwise).
+
+    Without it a server that once held many sessions keeps their resident size for good, and the
+    memory budget would refuse sessions for memory that is free. ``malloc_trim`` runs at most once
+    a second while sessions end, and whenever the last open session of a pool ends.
+    """
+
+    def __init__(self) -> None:
+        self.pending = False
+        self.last = -1e9
+        self._trim: Callable[[int], int] | None = None
+        try:
+            import ctypes
+
+            self._trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):  # not glibc: nothing to trim
+            pass
+
+    def freed(self) -> None:
+        self.pending = True
+
+    def release(self, *, now: float | None = None, force: bool = False) -> bool:
+        """Trim when something was freed since the last trim (and a second has passed, unless forced)."""
+        now = time.monotonic() if now is None else now
+        if self._trim is None or not self.pending or (not force and now - self.last < 1.0):
+            return False
+        self.pending, self.last = False, now
+        self._trim(0)
+        return True
+
+
+memory_release = _MemoryRelease()
+
+
+class SessionBudget:
+    """Limits shared by every pool of one server: open sessions in all, and the process's memory.
+
+    A new session is refused (``SessionLimitError``, which the client reads as an error) when the
+    server already holds ``max_sessions`` sessions over all its environments, or when its resident
+    memory has reached ``max_memory_bytes``; open sessions go on being served.
+    """
+
+    def __init__(self, *, max_sessions: int | None = None, max_memory_bytes: int | None = None,
+                 rss: Callable[[], int | None] = process_rss):
+        self.max_sessions = max_sessions
+        self.max_memory_bytes = max_memory_bytes
+        self.rss = rss
+        self.pools: list[SessionPool] = []
+        self.refused = 0  # sessions refused by this budget (the benchmark reports it)
+
+    def open_count(self) -> int:
+        return sum(p.open_count for p in self.pools)
+
+    def check(self) -> None:
+        """Raise SessionLimitError when one more session would break the budget."""
+        if self.max_sessions is not None and self.open_count() >= self.max_sessions:
+            self.refused += 1
+            raise SessionLimitError(f"server is at its limit of {self.max_sessions} open sessions over all its "
+                                    "environments; close a session or retry later")
+        if self.max_memory_bytes is not None:
+            rss = self.rss()
+            if rss is not None and rss >= self.max_memory_bytes and memory_release.release():
+                rss = self.rss()  # what closed sessions freed counts as free
+            if rss is not None and rss >= self.max_memory_bytes:
+                self.refused += 1
+                raise SessionLimitError(
+                    f"server memory is {rss // _MIB} MiB, at its budget of {self.max_memory_bytes // _MIB} MiB: "
+                    "no new sessions until some close; retry later")
 
 
 @dataclass(eq=False)
@@ -48,8 +143,12 @@ class SessionPool:
         idle_timeout: float = 1800.0,
         initial: Snapshot | None = None,
         clock: Callable[[], float] = time.monotonic,
+        budget: SessionBudget | None = None,
     ):
         self.env = env
+        self.budget = budget
+        if budget is not None:
+            budget.pools.append(self)
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.initial = initial
@@ -77,6 +176,13 @@ class SessionPool:
                 f"server is at its limit of {self.max_sessions} open sessions for environment "
                 f"'{self.env.name}'; close a session or retry later"
             )
+        if self.budget is not None:
+            try:
+                self.budget.check()
+            except SessionLimitError:
+                if not sum(p.sweep() for p in self.budget.pools):  # idle sessions go first
+                    raise
+                self.budget.check()
         now = self.clock()
         ps = PooledSession(
             id=secrets.token_urlsafe(18),
@@ -121,6 +227,18 @@ class SessionPool:
         ps.attached += 1
         return ps
 
+    def use_by_header(self, session_id: str) -> PooledSession:
+        """A control session used by a request that names it in the session header (no handshake).
+
+        Refused while an MCP connection holds it: one agent per control session at a time.
+        """
+        ps = self.get(session_id)
+        if ps.origin != "control":
+            raise SessionGoneError(f"session '{session_id[:64]}' was not created on the control channel")
+        if ps.attached:
+            raise SessionGoneError(f"session '{session_id[:64]}' is held by another MCP connection")
+        return ps
+
     def release(self, ps: PooledSession) -> None:
         """An MCP connection ended: free its own session; leave a control session for the harness."""
         if ps.origin == "control":
@@ -158,3 +276,5 @@ class SessionPool:
             self._gone[ps.id] = why
             if len(self._gone) > _GONE_MEMORY:
                 self._gone.popitem(last=False)
+            memory_release.freed()
+            memory_release.release(force=not self._open)

@@ -33,10 +33,10 @@ from .._version import __version__
 from ..errors import RuntimeToolError, ServeError
 from ..runtime import Environment
 from .config import SESSION_HEADER, ServeConfig
-from .pool import PooledSession, SessionPool
+from .pool import PooledSession, SessionBudget, SessionPool, memory_release
 from .tools import build_tool_list
 
-__all__ = ["EnvMCPServer", "build_mcp_server"]
+__all__ = ["EnvMCPServer", "build_budget", "build_mcp_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class EnvMCPServer(Server[dict[str, Any]]):
             return ps
         sid = _header(ctx, SESSION_HEADER)
         if sid:
-            return self.pool.get(sid)
+            return self.pool.use_by_header(sid)
         if conn is not None and conn.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return self._bind(ctx, conn, None)  # a handshake connection whose initialize we did not see
         raise ServeError(
@@ -148,6 +148,14 @@ class EnvMCPServer(Server[dict[str, Any]]):
         return {"tools": self._tools}
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
+        out = self._run_call(ctx, params)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # 2026-era results must say they are complete: without it the SDK refuses the result
+            # (-32603) after the call ran, and a client would be told an applied write failed.
+            out["resultType"] = "complete"
+        return out
+
+    def _run_call(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
         name = params.name
         args = params.arguments or {}
         try:
@@ -195,6 +203,7 @@ async def _sweeping_lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any
         while True:
             await anyio.sleep(interval)
             pool.sweep()
+            memory_release.release()  # what sessions that ended since the last trim freed
 
     pool._sweeper = True  # type: ignore[attr-defined]
     try:
@@ -208,11 +217,20 @@ async def _sweeping_lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any
         pool._sweeper = False  # type: ignore[attr-defined]
 
 
-def build_mcp_server(env: Environment, *, config: ServeConfig | None = None, pool: SessionPool | None = None) -> EnvMCPServer:
+def build_budget(config: ServeConfig) -> SessionBudget:
+    """The session and memory budget ``config`` sets, to share between the pools of one server."""
+    mem = config.max_memory_mb
+    return SessionBudget(max_sessions=config.max_total_sessions,
+                         max_memory_bytes=None if mem is None else mem << 20)
+
+
+def build_mcp_server(env: Environment, *, config: ServeConfig | None = None, pool: SessionPool | None = None,
+                     budget: SessionBudget | None = None) -> EnvMCPServer:
     """A low-level MCP server for ``env``: each MCP session gets its own runtime Session.
 
     ``pool`` (default: a new one sized by ``config``) holds the runtime sessions; the HTTP
-    app shares it with the control channel.
+    app shares it with the control channel. ``budget`` (default: a new one from ``config``)
+    caps sessions and memory over every environment that shares it.
     """
     config = config or ServeConfig()
     if pool is None:
@@ -220,5 +238,6 @@ def build_mcp_server(env: Environment, *, config: ServeConfig | None = None, poo
         if config.initial_state is not None:
             from .state import load_state_file
             initial = load_state_file(env, config.initial_state)
-        pool = SessionPool(env, max_sessions=config.max_sessions, idle_timeout=config.idle_timeout, initial=initial)
+        pool = SessionPool(env, max_sessions=config.max_sessions, idle_timeout=config.idle_timeout, initial=initial,
+                           budget=budget or build_budget(config))
     return EnvMCPServer(env, config=config, pool=pool)
