@@ -48,7 +48,8 @@ def task_from_row(row: Mapping[str, Any]) -> Task:
     try:
         spec = RewardSpec.model_validate(_json(row["reward_spec"]))
         user = _json(row["user"]) or {}
-        tools = [_json(t) for t in (row.get("tools") or [])]
+        raw_tools = row.get("tools") or []
+        tools = [_json(t) for t in (_json(raw_tools) if isinstance(raw_tools, (str, bytes)) else raw_tools)]
         masks = spec.masked_args
         gold = [GoldStep(tool=c["tool"], args=c.get("args") or {}, masked_args=masks[i] if i < len(masks) else [])
                 for i, c in enumerate(spec.gold_calls)]
