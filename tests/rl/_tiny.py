@@ -66,8 +66,15 @@ def warm_up(model, tok, conversations: list[tuple[list[dict], list[dict], list[A
 
     pairs = []
     for p, c, t in conversations:
-        full, head = ids_of(p + c, t, False), ids_of(p, t, True)
-        pairs.append((full, [-100] * len(head) + full[len(head):]))  # learn the completion, not the prompt
+        # learn the assistant's tokens only (the prompt and the tool results are given, never generated)
+        prev = ids_of(p, t, False)
+        labels = [-100] * len(prev)
+        for k in range(len(c)):
+            cur = ids_of(p + c[: k + 1], t, False)
+            seg = cur[len(prev):]
+            labels += seg if c[k]["role"] == "assistant" else [-100] * len(seg)
+            prev = cur
+        pairs.append((prev, labels))
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
     losses = []
     model.train()

@@ -141,7 +141,7 @@ def _two_grpo_steps(ds, rows, tmp_path):
 
     environment, sub, factories, convs, model, tok = _setup(ds, rows)
     data = trl_dataset(sub)
-    losses = warm_up(model, tok, convs, steps=300, lr=5e-3)
+    losses = warm_up(model, tok, convs, steps=200, lr=5e-3)
     print(f"warm-up loss {losses[0]:.3f} -> {losses[-1]:.4f}")
     assert losses[-1] < losses[0]
     seen: list[list[float]] = []
@@ -152,9 +152,10 @@ def _two_grpo_steps(ds, rows, tmp_path):
         return out
 
     shaped = reward_function(shaped=True)
-    args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=2, per_device_train_batch_size=8,
-                      num_generations=2, max_completion_length=384, learning_rate=1e-3, report_to=[],
-                      use_cpu=True, save_strategy="no", logging_steps=1, temperature=0.8, seed=0, beta=0.0)
+    # each step: the 4 tasks, 4 samples each (GRPO learns only from groups whose rewards differ)
+    args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=2, per_device_train_batch_size=16,
+                      num_generations=4, max_completion_length=384, learning_rate=1e-3, report_to=[],
+                      use_cpu=True, save_strategy="no", logging_steps=1, temperature=1.0, seed=0, beta=0.0)
     trainer = GRPOTrainer(model=model, args=args, train_dataset=data, processing_class=tok,
                           environment_factory=factories, reward_funcs=[recorded, shaped])
     before = [p.detach().clone() for p in model.parameters()]
