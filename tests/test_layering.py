@@ -37,7 +37,7 @@ ALLOWED: dict[str, set[str]] = {
     "runtime": {"spec", "llm"},
     "llm": {"errors", "config", "text"},
     "verify": {"runtime", "llm"},
-    "serve": {"runtime", "llm"},
+    "serve": {"runtime", "llm", "reward"},  # the control channel scores sessions (POST .../reward)
     "graph": {"runtime", "llm"},
     "reward": {"runtime", "llm"},
     "synth": {"verify", "serve", "graph", "reward", "llm"},

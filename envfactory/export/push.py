@@ -10,8 +10,9 @@ from ..errors import ConfigError, EnvFactoryError
 
 __all__ = ["PushResult", "list_upload_files", "push_dataset"]
 
-# What a release is: the card and the Parquet files. The work folder (.synth/) stays local.
-_PATTERNS = ("README.md", "data/*.parquet", "sharegpt/*.parquet")
+# What a release is: the card, the Parquet files and the environment bundles (envs/, see
+# bundle.py). The work folder (.synth/) stays local.
+_PATTERNS = ("README.md", "data/*.parquet", "sharegpt/*.parquet", "envs/*/*/*", "envs/*/*/states/**/*")
 
 
 @dataclass

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError
-from ..export import ShardWriter, read_shards, write_dataset
+from ..export import ShardWriter, read_shards, write_bundles, write_dataset
 from ..llm import ChatModel
 from ..runtime import Environment
 from ..spec import Task, load_tasks, write_tasks
@@ -246,8 +246,17 @@ def synthesize_dataset(
     result = _export(out, work, task_list, settings, policy=policy, command=command
                      or f"envfactory synth --n {n} --seed {seed}")
     result.resumed, result.rolled_out_now = resumed, now
+    result.files += _bundles(out, task_list, by_key)
     result.seconds = {"tasks": t1 - t0, "rollouts": t2 - t1, "export": time.perf_counter() - t2}
     return result
+
+
+def _bundles(out: Path, task_list: list[Task], by_key: dict[str, Environment]) -> list[Path]:
+    """An environment bundle (envfactory.export.bundle) per environment the tasks use, with their states."""
+    states: dict[str, set[str]] = {}
+    for t in task_list:
+        states.setdefault(env_id_of(t.domain, t.env), set()).add(t.initial_state)
+    return write_bundles(out, [by_key[k] for k in sorted(states)], states)
 
 
 def _export(out: Path, work: Path, task_list: list[Task], settings: dict[str, Any], *, policy: Policy,

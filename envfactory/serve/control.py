@@ -6,6 +6,8 @@
     GET    /control/{env}/sessions/{id}/state      -> {"session_id", "hash", "diff", "calls", "attached"}
     GET    /control/{env}/sessions/{id}/snapshot   -> {"session_id", "hash", "state_b64"}
     DELETE /control/{env}/sessions/{id}            -> {"session_id", "closed": true, "hash", "diff"}
+    POST   /control/{env}/sessions/{id}/reward     {"reward_spec": {...}, "final_answer": "...", "calls": [...]}
+                                                   -> {"session_id", "hash", "reward": {reward, partial, state, ...}}
 
 Every request needs ``Authorization: Bearer <control token>`` (401 otherwise) and passes the
 same Host/Origin checks as /mcp. An MCP client joins a session by sending its id in the
@@ -25,6 +27,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..errors import ServeError
+from ..reward import CallRecord, score_trajectory
+from ..spec import RewardSpec
 from .config import SESSION_HEADER, ServeConfig
 from .pool import SessionGoneError, SessionLimitError, SessionPool
 from .state import decode_state_b64, load_state_file, resolve_state_path
@@ -165,6 +169,65 @@ class _Control:
         return JSONResponse({"session_id": ps.id, "closed": True, **final})
 
 
+_MAX_ANSWER = 100_000  # characters of a final answer the reward reads
+_MAX_CALLS = 10_000
+
+
+def _reward_request(payload: Any) -> tuple[RewardSpec, str, list[CallRecord]] | str:
+    """(spec, final answer, calls) from a reward request body, or what is wrong with it."""
+    from pydantic import ValidationError
+
+    if not isinstance(payload, dict) or not isinstance(payload.get("reward_spec"), dict):
+        return "the body must be a JSON object with a 'reward_spec' object (a dataset row's reward_spec)"
+    unknown = set(payload) - {"reward_spec", "final_answer", "calls"}
+    if unknown:
+        return f"unknown fields {sorted(unknown)}; use reward_spec, final_answer, calls"
+    answer = payload.get("final_answer", "")
+    calls = payload.get("calls", [])
+    if not isinstance(answer, str) or len(answer) > _MAX_ANSWER:
+        return f"final_answer must be a string of at most {_MAX_ANSWER} characters"
+    if not isinstance(calls, list) or len(calls) > _MAX_CALLS:
+        return f"calls must be a list of at most {_MAX_CALLS} {{tool, args, ok, error, writes}} records"
+    try:
+        return (RewardSpec.model_validate(payload["reward_spec"]), answer,
+                [CallRecord.model_validate(c) for c in calls])
+    except ValidationError as e:
+        first = e.errors()[0]
+        return f"{'.'.join(str(x) for x in first['loc'])}: {first['msg']}"
+
+
+class _Reward:
+    """``POST .../reward``: score a session's state (and the caller's answer and call log) against a reward spec."""
+
+    def __init__(self, control: _Control):
+        self.c = control
+
+    async def handle(self, request: Request) -> Response:
+        pool, bad = await self.c._guard(request)
+        if bad is not None:
+            return bad
+        assert pool is not None
+        ps = self.c._lookup(pool, request)
+        if isinstance(ps, Response):
+            return ps
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > self.c.config.max_state_bytes:
+                return _err(413, "too_large", f"request body is over the limit of {self.c.config.max_state_bytes} bytes")
+        try:
+            got = _reward_request(json.loads(body) if body.strip() else None)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+            return _err(400, "bad_json", f"request body is not JSON: {e}")
+        if isinstance(got, str):
+            return _err(400, "bad_request", got)
+        spec, answer, calls = got
+        s = ps.session
+        res = score_trajectory(spec, final_state_hash=s.state_hash(), final_diff=s.diff().to_dict(),
+                               calls=list[Any](calls), final_answer=answer)
+        return JSONResponse({"session_id": ps.id, "hash": s.state_hash(), "reward": res.model_dump()})
+
+
 def build_control_routes(pools: dict[str, SessionPool], config: ServeConfig,
                          security: TransportSecuritySettings) -> list[Route]:
     """Starlette routes of the control channel (empty when no control token is configured)."""
@@ -177,4 +240,5 @@ def build_control_routes(pools: dict[str, SessionPool], config: ServeConfig,
         Route("/control/{env}/sessions/{sid}/state", c.state, methods=["GET"]),
         Route("/control/{env}/sessions/{sid}/snapshot", c.snapshot, methods=["GET"]),
         Route("/control/{env}/sessions/{sid}", c.delete, methods=["DELETE"]),
+        Route("/control/{env}/sessions/{sid}/reward", _Reward(c).handle, methods=["POST"]),
     ]
