@@ -296,6 +296,10 @@ def _check_constraint(ent: EntitySpec, c: ConstraintSpec, row: dict[str, Any], c
             out.add(a <= clock, where, f"{key} {c.fields[1]}={status} but {c.fields[0]}={row[c.fields[0]]} is ahead")
         elif status in (c.future or []):
             out.add(a > clock, where, f"{key} {c.fields[1]}={status} but {c.fields[0]}={row[c.fields[0]]} has passed")
+    elif c.kind == "set_when":
+        v, status = row.get(c.fields[0]), row.get(c.fields[1])
+        if status is not None and ent.has_field(c.fields[0]) and ent.field(c.fields[0]).nullable:
+            out.add(v is None or status in (c.past or []), where, f"{key} {c.fields[0]}={v} but {c.fields[1]}={status}")
     elif c.kind == "product":
         vals = [row.get(n) for n in c.fields]
         if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):

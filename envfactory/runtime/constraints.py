@@ -94,6 +94,9 @@ class _Fixer:
         self.firsts = [c for c in self.cons if c.kind in ("age", "clock", "status_time")]
         self.orders = _ordered(self.cons)
         self.products = [c for c in self.cons if c.kind == "product"]
+        nullable = {f.name for f in ent.fields if f.nullable}
+        self.set_when = [(c.fields[0], c.fields[1], set(c.past or [])) for c in self.cons
+                         if c.kind == "set_when" and c.fields[0] in nullable]
         self.ranges = _ranges(ent)
 
     def hours(self, lo: float, hi: float) -> dt.timedelta:
@@ -180,3 +183,6 @@ def apply_constraints(ent: EntitySpec, table: list[dict[str, Any]], clock: dt.da
                 fx.order(c, row)
         for c in fx.products:
             fx.product(c, row)
+        for stamp, status, when in fx.set_when:
+            if row.get(status) is not None and row.get(status) not in when:
+                row[stamp] = None

@@ -30,6 +30,8 @@ and satisfied by the seeder:
 - ``status_time``: ``fields = [time, status]``: rows whose status is in ``past`` lie before the
   clock, rows whose status is in ``future`` after it (``completed`` visits happened);
 - ``product``: ``fields = [total, quantity, price]``: ``total = quantity * price``.
+- ``set_when``: ``fields = [stamp, status]``: ``stamp`` is set only on rows whose status is in
+  ``past`` (a ``cancelled_at`` only on cancelled rows).
 
 Roles and constraints a spec does not state are inferred from names, types and enums
 (``infer_role``, ``infer_constraints``), so old specs are judged and seeded the same way.
@@ -108,7 +110,7 @@ class ConstraintSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["order", "clock", "age", "status_time", "product"]
+    kind: Literal["order", "clock", "age", "status_time", "product", "set_when"]
     fields: list[str] = Field(min_length=1, max_length=3)
     min: float | None = Field(default=None, description="order: least gap (hours); age: least age (years).")
     max: float | None = Field(default=None, description="order: largest gap (hours); age: largest age (years).")
@@ -118,13 +120,15 @@ class ConstraintSpec(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> ConstraintSpec:
-        need = {"order": 2, "clock": 1, "age": 1, "status_time": 2, "product": 3}[self.kind]
+        need = {"order": 2, "clock": 1, "age": 1, "status_time": 2, "product": 3, "set_when": 2}[self.kind]
         if len(self.fields) != need:
             raise ValueError(f"{self.kind} constraint needs {need} field(s), got {self.fields}")
         if self.kind == "clock" and self.relation is None:
             raise ValueError(f"clock constraint on {self.fields[0]!r} needs relation: past or future")
         if self.kind == "status_time" and not (self.past or self.future):
             raise ValueError(f"status_time constraint on {self.fields[0]!r} needs past or future statuses")
+        if self.kind == "set_when" and not self.past:
+            raise ValueError(f"set_when constraint on {self.fields[0]!r} needs the statuses it is set in (past)")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"{self.kind} constraint on {self.fields}: min {self.min} > max {self.max}")
         return self
@@ -174,18 +178,25 @@ def _is_org_entity(entity: str) -> bool:
 _DATE_NAME = re.compile(
     r"(^|_)(date|dob|birthday|deadline|timestamp)($|_)|_at$|^(due|starts|ends|created|updated|completed|born)_on$"
     r"|(^|_)(since|until|expires|expiry|expiration)($|_)|(^|_)(check_in|check_out|checkin|checkout)$"
-    r"|(^|_)(departure|arrival)(_time)?$|(^|_)(start|end)_(time|date)$|(^|_)(start|end)$")
-_TIME_ONLY = re.compile(r"(^|_)(opens|closes|opening_time|closing_time)$|^time$|_time_of_day$")
+    r"|(^|_)(departure|arrival)(_time)?$|(^|_)(start|end)_(time|date)$|(^|_)(start|end)$"
+    r"|^last_(update|updated|modified|seen|login)$|^(date|time)_(created|modified|updated)$")
+_TIME_ONLY = re.compile(r"(^|_)(opens|closes|opening_time|closing_time|check_in_time|check_out_time)$|^time$"
+                        r"|_time_of_day$")
 _BIRTH = re.compile(r"birth|(^|_)dob($|_)|birthday")
 _STATUS = re.compile(r"^(status|state)$|_(status|state)$|^status_")
 _ID = re.compile(r"(^|_)(id|uuid|guid)$")
 _REFERENCE = re.compile(r"reference|(^|_)ref$|confirmation|locator|pnr|(^|_)(order|invoice|ticket|booking|"
                         r"tracking|receipt|account|policy|member|case|claim)_(number|no|code)$|^number$")
-_CODE = re.compile(r"(^|_)code$|sku|(^|_)(iban|bic|swift|vin|isbn|barcode|upc|ean|mrn|npi|plate)($|_)")
+_CODE = re.compile(r"(^|_)code$|sku|_(number|no|num)$|last_?4|(^|_)(token|hash|secret|signature|cursor|etag|"
+                   r"gate|terminal|seat_number|row_number|column|aisle|bay|dock)$|(^|_)(iban|bic|swift|vin|isbn|barcode|upc|ean|mrn|npi|plate)($|_)")
 # (name pattern, typical low, typical high, believable low, believable high): seeds draw from the
 # typical range, the audit flags values outside the believable one.
 _QUANTITY_RANGES: list[tuple[str, float, float, float, float]] = [
     (r"(^|_)stops?($|_)", 0, 2, 0, 4),
+    (r"bags", 0, 2, 0, 10),
+    (r"(^|_)doors$", 2, 5, 1, 8),
+    (r"(^|_)row$", 1, 40, 1, 120),
+    (r"_count$|^num_|number_of|^count$", 0, 20, 0, 10_000_000),
     (r"children|kids|infants", 0, 3, 0, 8),
     (r"guests|adults|travell?ers|passengers|party(_size)?|occupan", 1, 4, 1, 12),
     (r"nights", 1, 10, 1, 60),
@@ -220,8 +231,8 @@ _NAME_RULES: list[tuple[str, FieldRole]] = [
     (r"(^|_)(url|uri|website|link|href|homepage)($|_)|_url$", FieldRole.url),
     (r"country_code|(^|_)country_iso|^iso_country$", FieldRole.country_code),
     (r"(^|_)(country|nationality)($|_)", FieldRole.country),
-    (r"(^|_)city($|_)|(^|_)town$", FieldRole.city),
-    (r"iata|airport(_code)?$|(^|_)(origin|destination)(_code)?$|(^|_)(from|to)_airport", FieldRole.airport_code),
+    (r"(^|_)city($|_(?!code))|(^|_)town$", FieldRole.city),
+    (r"iata|airport(_code)?$|(^|_)city_code$|(^|_)(origin|destination)(_code)?$|(^|_)(from|to)_airport", FieldRole.airport_code),
     (r"currency", FieldRole.currency),
     (r"(^|_)(address|street|address_line\d?|line\d)($|_)", FieldRole.address),
     (r"postal|(^|_)zip|postcode", FieldRole.postcode),
@@ -233,9 +244,9 @@ _NAME_RULES: list[tuple[str, FieldRole]] = [
     (r"(^|_)(title|subject|headline|caption|summary_title)$", FieldRole.title),
     (r"description|(^|_)(body|content|message|text|bio|biography|details|instructions|summary|abstract|"
      r"html|markdown|transcript)$", FieldRole.paragraph),
-    (r"(^|_)(notes?|comments?|reason|remarks?|memo|feedback|review|purpose|justification|explanation|"
+    (r"(^|_)(notes?|comments?|reason|remarks?|requests?|special_requests|memo|feedback|review|purpose|justification|explanation|"
      r"note_text|reply|answer|question|label_text)$|_reason$|_notes?$", FieldRole.sentence),
-    (r"(^|_)(type|kind|category|categories|tag|genre|department|group|channel|source|method|mode|level|tier|"
+    (r"type$|(^|_)(kind|category|categories|tag|genre|department|group|channel|source|method|mode|level|tier|"
      r"plan|gender|segment|class|cabin|specialty|speciality|unit|format|role|position|occupation|topic|"
      r"industry|color|colour|size|flavor|language|locale|timezone|time_zone|visibility|frequency|"
      r"interval|platform|device|provider|network|brand_name|model|style|cuisine|room_type|sport)$",
@@ -302,9 +313,9 @@ def infer_role(entity: str, name: str, ftype: str, *, enum: list[str] | None = N
     # a string
     if _TIME_ONLY.search(n):
         return FieldRole.time
-    if _DATE_NAME.search(n) and not re.search(r"(^|_)(update|date_format|timezone|time_zone)$", n):
+    if _DATE_NAME.search(n) and not re.search(r"^update$|(^|_)(date_format|timezone|time_zone)$", n):
         ex = str(example) if example is not None else ""
-        return FieldRole.date if re.fullmatch(r"\d{4}-\d{2}-\d{2}", ex) or n.endswith(("date", "_on", "dob")) \
+        return FieldRole.date if re.fullmatch(r"\d{4}-\d{2}-\d{2}", ex) or n == "date" or n.endswith(("_date", "_on", "dob")) \
             else FieldRole.datetime
     if _ID.search(n):
         return FieldRole.internal_id
@@ -321,10 +332,17 @@ def infer_role(entity: str, name: str, ftype: str, *, enum: list[str] | None = N
         return FieldRole.duration
     if _MONEY.search(n) and not re.search(r"_(type|method|status|currency|code|name|description|id)$", n):
         return FieldRole.money
+    if n.endswith("_name") and n != f"{entity}_name" and len(n) > 5:
+        if is_person_entity(n[:-5]):
+            return FieldRole.person_name  # courier_name, doctor_name
+        inner = infer_role(entity, n[:-5], ftype, description=description, example=example)
+        if inner not in (None, FieldRole.internal_id, FieldRole.reference, FieldRole.code):
+            return inner  # city_name is a city, time_zone_name a label
     if _NAME_FIELD.search(n):
-        if is_person_entity(entity):
+        own = n in ("name", "full_name", "display_name", "nickname") or n == f"{entity}_name"
+        if own and is_person_entity(entity):
             return FieldRole.person_name
-        if _is_org_entity(entity):
+        if own and _is_org_entity(entity):
             return FieldRole.organisation
         return FieldRole.title
     return None
@@ -411,10 +429,12 @@ _PAIRS: list[tuple[str, str, float, float]] = [
     ("issue", "expiry", 24.0, 5 * 365 * 24.0),
     ("shipped", "delivered", 2.0, 14 * 24.0),
     ("created", "updated", 0.0, 2 * 365 * 24.0),
+    ("created", "modified", 0.0, 2 * 365 * 24.0),
+    ("creation", "modification", 0.0, 2 * 365 * 24.0),
 ]
 _DATE_SPAN = {"start": 365 * 24.0, "starts": 365 * 24.0, "begin": 365 * 24.0}  # start/end *dates* span longer
 _PAST_STAMP = re.compile(
-    r"^(created|updated|modified|completed|cancell?ed|canceled|deleted|paid|delivered|shipped|closed|resolved|"
+    r"^((date|time)_)?(created|last_update|creation|updated|modified|completed|cancell?ed|canceled|deleted|paid|delivered|shipped|closed|resolved|"
     r"submitted|sent|received|registered|joined|signed_up|archived|approved|rejected|refunded|processed|"
     r"fulfilled|checked_in|last_login|last_seen|last_modified|last_updated|last_active|last_activity|verified|"
     r"confirmed|dispensed|collected|reported|posted|read|opened|accepted|declined|ended|returned|discharged|"
@@ -425,6 +445,11 @@ _PRINCIPAL_TIME = re.compile(
     r"appointment_time|appointment_date|date|datetime|departure_time|departure_at|departure_date|departure|"
     r"check_in|check_in_date|checkin_date|pickup_time|pickup_at|pickup_date|event_date|event_time|"
     r"due_date|due_at|due_on|delivery_date|session_date|visit_date|reservation_time|reservation_date)$")
+
+
+# Stamps of a state a row is in only at the end (a cancelled_at only on cancelled rows).
+_EXCLUSIVE = re.compile(r"^(cancell?ed|canceled|refunded|deleted|rejected|declined|failed|voided|archived|"
+                        r"discontinued|expired)(_at|_on|_date|_time)?$")
 
 
 def _swap(name: str, a: str, b: str) -> str | None:
@@ -463,7 +488,8 @@ def infer_constraints(entity: str, fields: list[tuple[str, str, FieldRole | None
     stamps = [n for n in sorted(timeish) if _PAST_STAMP.match(n)]
     for n in stamps:
         add(ConstraintSpec(kind="clock", fields=[n], relation="past"))
-    created = next((c for c in ("created_at", "created", "created_on", "created_date", "creation_date")
+    created = next((c for c in ("created_at", "created", "created_on", "created_date", "creation_date", "date_created",
+                                "created_time", "creation_time")
                     if c in timeish), None)
     if created:
         for n in stamps:
@@ -482,6 +508,15 @@ def infer_constraints(entity: str, fields: list[tuple[str, str, FieldRole | None
         if past or future:
             add(ConstraintSpec(kind="status_time", fields=[principal, status], past=past or None,
                                future=future or None))
+    if status:
+        values = by_name[status][2] or []
+        for n in stamps:
+            m = _EXCLUSIVE.match(n)
+            if m:
+                same = [v for v in values if v.lower().replace("canceled", "cancelled").startswith(
+                    m.group(1).replace("canceled", "cancelled")[:6])]
+                if same:
+                    add(ConstraintSpec(kind="set_when", fields=[n, status], past=same))
     numbers = {n for n, (t, _, _) in by_name.items() if t in ("integer", "number")}
     qty = next((q for q in ("quantity", "qty", "count", "units") if q in numbers), None)
     price = next((p for p in ("unit_price", "price_per_unit", "unit_amount", "unit_cost", "price") if p in numbers),

@@ -33,7 +33,15 @@ _ORG_PATTERNS: list[tuple[str, str]] = [
     ("clinic", "{{city}} Medical Clinic"), ("hospital", "{{city}} General Hospital"), ("bank", "{{city}} Savings Bank"),
     ("gym", "{{city}} Fitness"), ("school", "{{city}} High School"), ("university", "University of {{city}}"),
     ("store", "{{city}} Market"), ("shop", "{{city}} Market"), ("airline", "{{city}} Air"),
-    ("venue", "{{city}} Arena"), ("team", "{{city}} Team"),
+    ("venue", "{{city}} Arena"), ("team", "{{city}} Team"), ("airport", "{{city}} International Airport"),
+    ("trip", "Trip to {{city}}"), ("station", "{{city}} Central Station"),
+]
+# Codes whose shape a name says: (name pattern, bothify pattern).
+_CODE_SHAPES: list[tuple[str, str]] = [
+    (r"flight_number", "??###"), (r"seat_number", "##?"), (r"passport", "?########"), (r"last_?4", "####"),
+    (r"(^|_)(token|hash|secret|signature|cursor|etag)$", "????????????????"), (r"(^|_)gate$", "?##"),
+    (r"(^|_)terminal$", "#"), (r"(^|_)(column|aisle)$", "?"), (r"ticket_number", "###-##########"),
+    (r"_(number|no|num)$", "#########"),
 ]
 _NUMBERS: dict[FieldRole, tuple[float, float, int]] = {
     FieldRole.money: (5, 2000, 2), FieldRole.percentage: (0, 60, 1), FieldRole.rating: (1, 5, 1),
@@ -96,6 +104,10 @@ def _number_generator(f: FieldSpec, role: FieldRole | None) -> GeneratorSpec:
 def _string_generator(entity: EntitySpec, f: FieldSpec, role: FieldRole | None) -> GeneratorSpec:
     if f.pattern and role in (FieldRole.code, FieldRole.reference, FieldRole.internal_id, None):
         return GeneratorSpec(kind="pattern", pattern=f.pattern, value="upper" if f.pattern.upper() == f.pattern else None)
+    if role in (FieldRole.code, FieldRole.reference):
+        for pat, shape in _CODE_SHAPES:
+            if re.search(pat, f.name):
+                return GeneratorSpec(kind="pattern", pattern=shape, value="upper")
     if role in _STRINGS:
         return GeneratorSpec(**_STRINGS[role])
     if role == FieldRole.internal_id:
@@ -112,6 +124,10 @@ def _string_generator(entity: EntitySpec, f: FieldSpec, role: FieldRole | None) 
                 return GeneratorSpec(kind="pattern", pattern=pat)
         return GeneratorSpec(kind="faker", provider="company")
     if role == FieldRole.title:
+        words = set(entity.name.split("_"))
+        for word, pat in _ORG_PATTERNS:
+            if word in words and f.name in ("name", f"{entity.name}_name"):
+                return GeneratorSpec(kind="pattern", pattern=pat)
         return GeneratorSpec(kind="choice", values=titles_for(entity.name, f.name))
     if role == FieldRole.label:
         return GeneratorSpec(kind="choice", values=labels_for(f.name))
@@ -145,7 +161,10 @@ def _shaped(entity: EntitySpec, f: FieldSpec, clock: dt.datetime) -> GeneratorSp
     elif re.search(r"price|amount|total|cost|fee|balance|money|fare", n):
         props = {"amount": GeneratorSpec(kind="float", min=5, max=2000, decimals=2),
                  "currency": GeneratorSpec(kind="choice", values=["USD", "EUR", "GBP"])}
-    elif re.search(r"(^|_)(geo|coordinates?|position)$", n):
+    elif re.search(r"(^|_)distance$", n):
+        props = {"value": GeneratorSpec(kind="float", min=0.2, max=25, decimals=1),
+                 "unit": GeneratorSpec(kind="choice", values=["KM", "MILE"])}
+    elif re.search(r"(^|_)(geo|geo_code|geocode|coordinates?|position|location_point)$", n):
         props = {"lat": GeneratorSpec(kind="float", min=-60, max=60, decimals=5),
                  "lng": GeneratorSpec(kind="float", min=-150, max=150, decimals=5)}
     elif re.search(r"contact|person|owner|creator|author|customer|user|patient|guest", n):

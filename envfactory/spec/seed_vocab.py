@@ -94,6 +94,10 @@ def titles_for(entity: str, field: str) -> list[str]:
         return _TASKS
     if words & {"file", "document", "attachment", "folder", "doc"}:
         return _DOCS
+    if words & {"room"}:
+        return ["Standard Double Room", "Deluxe King Room", "Twin Room", "Junior Suite", "Family Room", "Single Room"]
+    if words & {"rate", "plan", "fare", "tariff"}:
+        return ["Flexible rate", "Non-refundable saver", "Bed and breakfast", "Member rate", "Advance purchase"]
     if words & {"category", "collection", "department", "section"}:
         return _CATEGORIES
     if words & {"track", "song", "album", "playlist", "episode", "show", "podcast", "artist"}:

@@ -130,3 +130,13 @@ def test_audit_command_exits_1_on_findings_and_0_when_clean(tmp_path):
     save_spec(parse_spec(good), tmp_path / "good")
     res = CliRunner().invoke(app, ["audit", str(tmp_path / "good"), "--calls", "0"])
     assert res.exit_code == 0, res.output
+
+
+def test_a_cancellation_stamp_on_a_row_that_is_not_cancelled_is_caught():
+    ent = EntitySpec(name="order", primary_key="order_id", fields=[
+        {"name": "order_id", "type": "string"},
+        {"name": "status", "type": "enum", "enum": ["placed", "cancelled"]},
+        {"name": "cancelled_at", "type": "datetime", "nullable": True}])
+    row = {"order_id": "O1", "status": "placed", "cancelled_at": "2026-05-01T10:00:00"}
+    assert _check(ent, row) == {"constraint": 1}
+    assert _check(ent, {**row, "status": "cancelled"}) == {}

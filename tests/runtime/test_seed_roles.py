@@ -49,6 +49,7 @@ SPEC = {
             {"name": "payment_date", "type": "string"},
             {"name": "merchant_id", "type": "string"},
             {"name": "note", "type": "string"},
+            {"name": "cancelled_at", "type": "datetime", "nullable": True},
         ]},
     ],
     "tools": [{"name": "get_stay", "kind": "get", "entity": "stay", "description": "Get a stay.",
@@ -106,6 +107,7 @@ def test_constraints_hold_row_by_row(seeded):
         if r["status"] == "booked":
             assert a > now
         assert r["line_total"] == round(r["quantity"] * r["unit_price"], 2)
+        assert (r["cancelled_at"] is None) == (r["status"] != "cancelled")
         assert 1 <= r["guests"] <= 12
         dt.date.fromisoformat(r["payment_date"][:10])  # a date, not a word
         float(r["total"])  # money written as text is a number

@@ -76,6 +76,7 @@ def test_infer_constraints_covers_every_kind():
     cons = infer_constraints("booking", _facts(
         ("check_in", "date", None), ("check_out", "date", None), ("created_at", "datetime", None),
         ("updated_at", "datetime", None), ("status", "enum", ["booked", "completed", "cancelled"]),
+        ("cancelled_at", "datetime", None),
         ("quantity", "integer", None), ("unit_price", "number", None), ("line_total", "number", None),
     )) + infer_constraints("traveler", [("birth_date", "date", R.birth_date, None)])
     kinds = {(c.kind, tuple(c.fields)) for c in cons}
@@ -85,6 +86,7 @@ def test_infer_constraints_covers_every_kind():
     assert ("age", ("birth_date",)) in kinds
     assert ("status_time", ("check_in", "status")) in kinds
     assert ("product", ("line_total", "quantity", "unit_price")) in kinds
+    assert ("set_when", ("cancelled_at", "status")) in kinds
     st = next(c for c in cons if c.kind == "status_time")
     assert st.past == ["completed"] and st.future == ["booked"]
 
@@ -148,4 +150,5 @@ def test_json_schema_covers_roles_and_constraints():
     assert {"role", "examples", "pattern", "minimum", "maximum", "unit"} <= set(defs["FieldSpec"]["properties"])
     assert "constraints" in defs["EntitySpec"]["properties"]
     assert "person_name" in defs["FieldRole"]["enum"]
-    assert set(defs["ConstraintSpec"]["properties"]["kind"]["enum"]) == {"order", "clock", "age", "status_time", "product"}
+    assert set(defs["ConstraintSpec"]["properties"]["kind"]["enum"]) == {"order", "clock", "age", "status_time", "product",
+                                                                         "set_when"}
