@@ -151,6 +151,8 @@ class _Fixer:
         if not b[1]:  # a date after a date-time: the next midnight, so the day is not before it
             day = dt.datetime.combine(new.date(), dt.time())
             new = day if day >= start + dt.timedelta(hours=lo) else day + dt.timedelta(days=1)
+            if b_name in self.past and new > self.clock:
+                new = dt.datetime.combine(self.clock.date(), dt.time())  # today, not tomorrow
         row[b_name] = _fmt(new, b[1], up=True)
 
     def in_range(self, row: dict[str, Any]) -> None:

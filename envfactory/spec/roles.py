@@ -179,12 +179,12 @@ _DATE_NAME = re.compile(
     r"(^|_)(date|dob|birthday|deadline|timestamp)($|_)|_at$|^(due|starts|ends|created|updated|completed|born)_on$"
     r"|(^|_)(since|until|expires|expiry|expiration)($|_)|(^|_)(check_in|check_out|checkin|checkout)$"
     r"|(^|_)(departure|arrival)(_time)?$|(^|_)(start|end)_(time|date)$|(^|_)(start|end)$"
-    r"|^last_(update|updated|modified|seen|login)$|^(date|time)_(created|modified|updated)$")
+    r"|^last_(update|updated|modified|seen|login)$|^(date|time)_(created|modified|updated)$|._time$")
 _TIME_ONLY = re.compile(r"(^|_)(opens|closes|opening_time|closing_time|check_in_time|check_out_time)$|^time$"
                         r"|_time_of_day$")
 _BIRTH = re.compile(r"birth|(^|_)dob($|_)|birthday")
 _STATUS = re.compile(r"^(status|state)$|_(status|state)$|^status_")
-_ID = re.compile(r"(^|_)(id|uuid|guid)$")
+_ID = re.compile(r"(^|_)(id|uuid|guid|uid)$")
 _REFERENCE = re.compile(r"reference|(^|_)ref$|confirmation|locator|pnr|(^|_)(order|invoice|ticket|booking|"
                         r"tracking|receipt|account|policy|member|case|claim)_(number|no|code)$|^number$")
 _CODE = re.compile(r"(^|_)code$|sku|_(number|no|num)$|last_?4|(^|_)(token|hash|secret|signature|cursor|etag|"
@@ -224,8 +224,12 @@ _PERSON_FIELD = re.compile(
 
 _NAME_RULES: list[tuple[str, FieldRole]] = [
     (r"email", FieldRole.email),
-    (r"^(first_name|given_name|forename)$|_first_name$|_given_name$", FieldRole.given_name),
-    (r"^(last_name|family_name|surname)$|_last_name$|_family_name$|_surname$", FieldRole.family_name),
+    (r"^(first_name|given_name|forename|firstname|givenname)$|_first_?name$|_given_name$", FieldRole.given_name),
+    (r"^(last_name|family_name|surname|lastname|familyname)$|_last_?name$|_family_name$|_surname$",
+     FieldRole.family_name),
+    (r"(^|_)(created|booked|updated|modified|assigned|requested|approved|reviewed|completed|cancelled|"
+     r"submitted|deleted)_by$", FieldRole.person_name),
+    (r"(^|_)(logo|image|avatar|icon|photo|picture|thumbnail)$", FieldRole.url),
     (r"(^|_)(username|user_name|login|handle|screen_name)$", FieldRole.username),
     (r"phone|mobile|(^|_)fax($|_)|telephone", FieldRole.phone),
     (r"(^|_)(url|uri|website|link|href|homepage)($|_)|_url$", FieldRole.url),
@@ -311,6 +315,11 @@ def infer_role(entity: str, name: str, ftype: str, *, enum: list[str] | None = N
             return FieldRole.quantity
         return None
     # a string
+    if n in ("name", "code", "code_name"):  # a country's name is a country, a city's code an airport code
+        place = {"country": (FieldRole.country, FieldRole.country_code), "city": (FieldRole.city, FieldRole.airport_code),
+                 "airport": (None, FieldRole.airport_code), "currency": (None, FieldRole.currency)}.get(entity)
+        if place is not None and place[0 if n == "name" else 1] is not None:
+            return place[0 if n == "name" else 1]
     if _TIME_ONLY.search(n):
         return FieldRole.time
     if _DATE_NAME.search(n) and not re.search(r"^update$|(^|_)(date_format|timezone|time_zone)$", n):

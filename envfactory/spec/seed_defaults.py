@@ -113,7 +113,8 @@ def _string_generator(entity: EntitySpec, f: FieldSpec, role: FieldRole | None) 
     if role == FieldRole.internal_id:
         base = f.name[:-3] if f.name.endswith("_id") else f.name
         return GeneratorSpec(kind="pattern", pattern=default_id_prefix(base or "x") + "#######")
-    if role in (FieldRole.money, FieldRole.quantity, FieldRole.percentage, FieldRole.rating):
+    if role in (FieldRole.money, FieldRole.quantity, FieldRole.percentage, FieldRole.rating, FieldRole.latitude,
+                FieldRole.longitude):
         return _number_generator(f, role)  # a number written as a string ("12.50")
     if role == FieldRole.status:
         return GeneratorSpec(kind="choice", values=STATUS_FALLBACK)
