@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 import zlib
+from functools import lru_cache
 from typing import Any
 
 from ..spec import ConstraintSpec, EntitySpec, FieldRole, FieldType, realistic_range
@@ -22,7 +23,16 @@ __all__ = ["apply_constraints"]
 _SEED_GAP_CAP = 30 * 24.0  # hours: a later field is drawn at most this far after the earlier one
 
 
+@lru_cache(maxsize=1 << 16)
+def _parse_str(v: str) -> tuple[dt.datetime, bool] | None:
+    return _parse_uncached(v)
+
+
 def _parse(v: Any) -> tuple[dt.datetime, bool] | None:
+    return _parse_str(v) if isinstance(v, str) else None
+
+
+def _parse_uncached(v: Any) -> tuple[dt.datetime, bool] | None:
     """(value, is_datetime) for an ISO date or date-time string; None otherwise."""
     if not isinstance(v, str) or len(v) < 10:
         return None
@@ -127,17 +137,18 @@ class _Fixer:
             elif status in (c.future or []) and v <= clock:
                 row[name] = _fmt(clock + (clock - v) + self.hours(24, 72), is_dt)
 
-    def order(self, c: ConstraintSpec, row: dict[str, Any]) -> None:
+    def order(self, c: ConstraintSpec, row: dict[str, Any]) -> bool:
+        """Move the later field where it belongs; True when anything moved."""
         a_name, b_name = c.fields
         a, b = _parse(row.get(a_name)), _parse(row.get(b_name))
         if a is None or b is None:
-            return
+            return False
         gap = (b[0] - a[0]).total_seconds() / 3600.0
         lo = c.min or 0.0
         hi = c.max if c.max is not None else float("inf")
         late = b_name in self.past and b[0] > self.clock
         if lo <= gap <= hi and not late:
-            return
+            return False
         upper = min(hi, max(lo, _SEED_GAP_CAP))
         start = a[0]
         if b_name in self.past:
@@ -154,6 +165,7 @@ class _Fixer:
             if b_name in self.past and new > self.clock:
                 new = dt.datetime.combine(self.clock.date(), dt.time())  # today, not tomorrow
         row[b_name] = _fmt(new, b[1], up=True)
+        return True
 
     def in_range(self, row: dict[str, Any]) -> None:
         for name, integer, lo, hi, tlo, thi in self.ranges:
@@ -180,7 +192,10 @@ def apply_constraints(ent: EntitySpec, table: list[dict[str, Any]], clock: dt.da
             fx.in_range(row)
         for c in fx.firsts:
             fx.first(c, row)
-        for _ in range(2):  # a second pass settles a field an earlier pass moved back
+        moved = False
+        for c in fx.orders:
+            moved = fx.order(c, row) or moved
+        if moved:  # a second pass settles a field an earlier pass moved back
             for c in fx.orders:
                 fx.order(c, row)
         for c in fx.products:
