@@ -219,11 +219,13 @@ class _FieldPlan:
         self.empty = t in (FieldType.object, FieldType.array)
         self.range: tuple[float, float] | None = None
         if t in (FieldType.integer, FieldType.number):
-            if f.minimum is not None or f.maximum is not None:
-                self.range = (f.minimum if f.minimum is not None else float("-inf"),
-                              f.maximum if f.maximum is not None else float("inf"))
-            elif role in (FieldRole.quantity, FieldRole.rating, FieldRole.percentage, FieldRole.duration):
-                self.range = realistic_range(f.name)
+            # documented bounds win; a side the document leaves open keeps the believable bound
+            known = realistic_range(f.name) if role in (FieldRole.quantity, FieldRole.rating, FieldRole.percentage,
+                                                          FieldRole.duration) else None
+            lo = f.minimum if f.minimum is not None else (known[0] if known else None)
+            hi = f.maximum if f.maximum is not None else (known[1] if known else None)
+            if lo is not None or hi is not None:
+                self.range = (lo if lo is not None else float("-inf"), hi if hi is not None else float("inf"))
 
 
 def _check_value(p: _FieldPlan, v: Any, key: str, out: dict[str, AuditCheck]) -> None:

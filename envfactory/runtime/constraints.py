@@ -80,12 +80,12 @@ def _ranges(ent: EntitySpec) -> list[tuple[str, bool, float, float, float, float
     for f in ent.fields:
         if f.type not in (FieldType.integer, FieldType.number) or f.name == ent.primary_key or f.ref:
             continue
-        bound = realistic_range(f.name) if ent.role_of(f) in _RANGED else None
-        if f.minimum is not None or f.maximum is not None:
-            bound = (f.minimum if f.minimum is not None else float("-inf"),
-                     f.maximum if f.maximum is not None else float("inf"))
-        if bound is None:
+        known = realistic_range(f.name) if ent.role_of(f) in _RANGED else None
+        lo = f.minimum if f.minimum is not None else (known[0] if known else None)
+        hi = f.maximum if f.maximum is not None else (known[1] if known else None)
+        if lo is None and hi is None:
             continue
+        bound = (lo if lo is not None else float("-inf"), hi if hi is not None else float("inf"))
         typ = realistic_range(f.name, typical=True) or bound
         tlo, thi = max(typ[0], bound[0]), min(typ[1], bound[1])
         if tlo > thi or tlo == float("-inf") or thi == float("inf"):

@@ -93,9 +93,13 @@ def _number_generator(f: FieldSpec, role: FieldRole | None) -> GeneratorSpec:
     rng = realistic_range(f.name, typical=True)
     if rng is not None:
         lo, hi = rng
-    if f.minimum is not None or f.maximum is not None:
-        lo = f.minimum if f.minimum is not None else min(lo, (f.maximum or 0) - 100)
-        hi = f.maximum if f.maximum is not None else max(hi, lo + 100)
+    # documented bounds narrow the typical range; a bound the document leaves open stays typical
+    if f.minimum is not None:
+        lo = max(lo, f.minimum) if f.minimum <= hi else f.minimum
+        hi = max(hi, lo)
+    if f.maximum is not None:
+        hi = min(hi, f.maximum) if f.maximum >= lo else f.maximum
+        lo = min(lo, hi)
     if integer:
         return GeneratorSpec(kind="int", min=int(-(-lo // 1)), max=int(hi // 1))
     return GeneratorSpec(kind="float", min=lo, max=hi, decimals=dec)

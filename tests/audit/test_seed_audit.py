@@ -140,3 +140,10 @@ def test_a_cancellation_stamp_on_a_row_that_is_not_cancelled_is_caught():
     row = {"order_id": "O1", "status": "placed", "cancelled_at": "2026-05-01T10:00:00"}
     assert _check(ent, row) == {"constraint": 1}
     assert _check(ent, {**row, "status": "cancelled"}) == {}
+
+
+def test_a_documented_minimum_alone_does_not_make_any_count_believable():
+    ent = EntitySpec(name="flight", primary_key="flight_id", fields=[
+        {"name": "flight_id", "type": "string"}, {"name": "stops", "type": "integer", "minimum": 0}])
+    assert _check(ent, {"flight_id": "F1", "stops": 93}) == {"constraint": 1}
+    assert _check(ent, {"flight_id": "F1", "stops": 1}) == {}

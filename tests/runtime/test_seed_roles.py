@@ -155,3 +155,10 @@ def test_stated_empty_constraints_are_not_inferred():
 def test_environment_builds_from_the_spec():
     env = Environment.from_spec(parse_spec(SPEC))
     assert env.row_counts()["stay"] == 600
+
+
+def test_a_documented_minimum_alone_keeps_the_believable_maximum():
+    spec = copy.deepcopy(SPEC)
+    spec["entities"][2]["fields"].append({"name": "stops", "type": "integer", "minimum": 0})
+    rows = _rows(parse_spec(spec))
+    assert max(r["stops"] for r in rows["stay"]) <= 4
