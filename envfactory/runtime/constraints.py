@@ -164,6 +164,8 @@ class _Fixer:
             new = day if day >= start + dt.timedelta(hours=lo) else day + dt.timedelta(days=1)
             if b_name in self.past and new > self.clock:
                 new = dt.datetime.combine(self.clock.date(), dt.time())  # today, not tomorrow
+                if new < start + dt.timedelta(hours=lo):  # the earlier stamp moves back before that day
+                    row[a_name] = _fmt(new - self.hours(max(lo, 1.0), max(lo, 1.0) + 48), a[1])
         row[b_name] = _fmt(new, b[1], up=True)
         return True
 

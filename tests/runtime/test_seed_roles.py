@@ -162,3 +162,17 @@ def test_a_documented_minimum_alone_keeps_the_believable_maximum():
     spec["entities"][2]["fields"].append({"name": "stops", "type": "integer", "minimum": 0})
     rows = _rows(parse_spec(spec))
     assert max(r["stops"] for r in rows["stay"]) <= 4
+
+
+def test_a_past_date_after_a_late_timestamp_on_the_clock_day_moves_the_stamp_back():
+    from envfactory.runtime.constraints import apply_constraints
+    from envfactory.spec import EntitySpec
+
+    ent = EntitySpec(name="transaction", primary_key="id", fields=[
+        {"name": "id", "type": "string"}, {"name": "created_at", "type": "datetime"},
+        {"name": "posted_date", "type": "date"}])
+    row = {"id": "T1", "created_at": "2026-06-01T08:00:00", "posted_date": "2026-05-01"}
+    clock = dt.datetime.fromisoformat(CLOCK)
+    apply_constraints(ent, [row], clock, 0)
+    assert row["posted_date"] <= "2026-06-01" and row["created_at"] <= row["posted_date"] + "T00:00:00"
+    assert audit_rows(ent, [row], clock)["constraint"].violations == 0
