@@ -217,7 +217,11 @@ def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
         fields = sorted(ent.fields, key=lambda f: 1 if (explicit.get(f.name) and explicit[f.name].kind == "offset") else 0)
         gens = []
         for f in fields:
-            g = explicit.get(f.name) or default_generator(ent, f, clock)
+            g = explicit.get(f.name)
+            if g is not None and g.kind == "const" and g.value in ({}, []) and f.type in (FieldType.object,
+                                                                                        FieldType.array):
+                g = None  # an empty example says nothing about the shape: seed believable parts instead
+            g = g or default_generator(ent, f, clock)
             if f.ref == ent.name and g.kind == "ref":
                 g = GeneratorSpec(kind="const", value=None)  # self-reference: no parents at seed time
             gens.append((f, _FieldGen(spec, ent, f, g, keys, clock, spec.seed.locale, spec.seed.seed)))

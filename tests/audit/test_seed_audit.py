@@ -99,7 +99,7 @@ BAD_SPEC = {
     "tools": [{"name": "create_category", "kind": "create", "entity": "category", "description": "Add one.",
                "params": [{"name": "name", "type": "string", "required": True, "field": "name"}]}],
     "seed": {"entities": {"category": {"rows": 50, "fields": {
-        "name": {"kind": "faker", "provider": "name"}, "meta": {"kind": "const", "value": {}},
+        "name": {"kind": "faker", "provider": "name"}, "meta": {"kind": "choice", "values": [{}]},
         "end_date": {"kind": "date", "start": "2026-01-01", "end": "2026-12-31"}}}}},
 }
 

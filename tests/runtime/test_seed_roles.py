@@ -176,3 +176,11 @@ def test_a_past_date_after_a_late_timestamp_on_the_clock_day_moves_the_stamp_bac
     apply_constraints(ent, [row], clock, 0)
     assert row["posted_date"] <= "2026-06-01" and row["created_at"] <= row["posted_date"] + "T00:00:00"
     assert audit_rows(ent, [row], clock)["constraint"].violations == 0
+
+
+def test_an_explicit_empty_object_or_array_is_seeded_with_parts():
+    spec = copy.deepcopy(SPEC)
+    spec["seed"]["entities"]["hotel"]["fields"] = {"tags": {"kind": "const", "value": []},
+                                                   "address": {"kind": "const", "value": {}}}
+    rows = _decoded(parse_spec(spec), _rows(parse_spec(spec)))
+    assert all(r["tags"] and r["address"] for r in rows["hotel"])
