@@ -4,4 +4,15 @@
 cross-field constraints; ``envfactory audit DATASET`` measures a written trajectory dataset.
 """
 
-__all__: list[str] = []
+from .seed import (
+           CHECKS,
+           AuditCheck,
+           SeedAuditReport,
+           audit_environment,
+           audit_rows,
+           is_lorem_word,
+           looks_like_person,
+)
+
+__all__ = ["CHECKS", "AuditCheck", "SeedAuditReport", "audit_environment", "audit_rows", "is_lorem_word",
+           "looks_like_person"]

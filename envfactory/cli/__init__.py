@@ -16,6 +16,7 @@ from . import eval_cmds  # noqa: F401,E402
 from . import synth_cmds  # noqa: F401,E402
 from . import model_cmds  # noqa: F401,E402
 from . import rl_cmds  # noqa: F401,E402
+from . import audit_cmds  # noqa: F401,E402
 
 __all__ = ["app", "main"]
 

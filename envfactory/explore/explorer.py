@@ -23,7 +23,7 @@ from .entities import EntityDraft, cap_fields, infer_entities, link_entities
 from .naming import env_name, is_ident, plural, snake
 from .item_verbs import resolve_item_verbs
 from .resources import plan_operation
-from .seeding import seed_recipe
+from .seeding import annotate_entities, seed_recipe
 from .split import add_finders, split_tools
 from .tools import ToolDraft, create_effects, display_field, draft_tool, prepare_actions
 
@@ -336,6 +336,7 @@ def _assemble(docs: list[ApiDoc], domain: str, name: str, group: list[ToolDraft]
         desc = f"{default_title}: "
     desc += ", ".join(sorted({plural(t.entity).replace('_', ' ') for t in group}))
     try:
+        entities = annotate_entities(entities, ents)  # field roles and constraints (explore.seeding)
         probe = EnvSpec(name=name, domain=domain, entities=entities, tools=tools)
         entity_order(probe)
         recipe = seed_recipe(probe.entities, ents, seed=seed, clock=DEFAULT_CLOCK, scale=row_scale)

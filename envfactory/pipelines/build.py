@@ -29,6 +29,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
+from ..audit import audit_environment
 from ..config import project_paths
 from ..errors import ConfigError, EnvFactoryError, ExploreError, IngestError
 from ..explore import explore
@@ -184,6 +185,7 @@ def _make_env(spec: EnvSpec, env_dir: Path, warns: list[str], excl: list[str], *
         save_tool_graph(build_tool_graph(checked), env_dir)
         env = Environment.from_spec(checked, cache_path=env_dir / "template.db")
         rows = sum(env.row_counts().values())
+        seed_audit = audit_environment(env, seed=seed).figures()  # envfactory audit's figures, in build.json
     except EnvFactoryError as e:
         report.dropped_envs.append(f"{spec.name}: {' '.join(str(e).split())[:300]}")
         shutil.rmtree(env_dir, ignore_errors=True)
@@ -192,7 +194,7 @@ def _make_env(spec: EnvSpec, env_dir: Path, warns: list[str], excl: list[str], *
         name=checked.name, source=checked.sources[0] if checked.sources else "", tools=len(checked.tools),
         entities=len(checked.entities), rows=rows, check=how, dropped_tools=dropped, warnings=warns,
         excluded=excl, seconds=time.perf_counter() - t0, sources=list(checked.sources),
-        verify_seconds=vreport.seconds if vreport is not None else 0.0)
+        verify_seconds=vreport.seconds if vreport is not None else 0.0, seed_audit=seed_audit)
 
 
 def _build(docs: list[ApiDoc], *, domain: str, target: Path, seed: int, verify: bool, progress: Progress | None,

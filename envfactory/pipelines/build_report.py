@@ -30,6 +30,7 @@ class EnvReport:
     seconds: float = 0.0            # not in build.json (see the module docstring)
     sources: list[str] = field(default_factory=list)
     verify_seconds: float = 0.0     # not in build.json
+    seed_audit: dict[str, Any] = field(default_factory=dict)  # envfactory audit: violations per check
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k not in ("seconds", "verify_seconds")}

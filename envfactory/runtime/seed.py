@@ -1,8 +1,11 @@
 """Deterministic, realistic, referentially intact seed data for an EnvSpec.
 
 Values come from Faker (seeded per entity and field) and the spec's generators; fields
-without a generator get one inferred from their name and type, so a spec written by the
-explorer seeds realistically without hand-tuning. Same spec + seed -> same rows.
+without a generator get one inferred from their role (stated, or from their name and type),
+so a spec written by the explorer seeds realistically without hand-tuning. Then each row is
+made to keep its entity's cross-field constraints (``envfactory.spec.roles``): an end after
+its start, past stamps before the clock, adults' birth dates, completed rows in the past,
+totals that add up (``constraints.apply_constraints``). Same spec + seed -> same rows.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from faker import Faker
 
 from ..errors import SpecError
 from ..spec import EntitySpec, EnvSpec, FieldSpec, FieldType, GeneratorSpec, default_generator, entity_order
+from .constraints import apply_constraints
 
 __all__ = ["build_seed_rows"]
 
@@ -84,16 +88,27 @@ class _FieldGen:
         self.seen: set[Any] = set()
         self._suffix: dict[Any, int] = {}  # next suffix per repeated value: dedup stays linear
         self.ent = ent
-        if gen.kind == "faker":
-            self._provider = _provider(self.fake, gen.provider or "word", f"{spec.name}: seed {ent.name}.{f.name}")
-        if gen.kind == "pattern":
-            for token in re.findall(r"{{\s*(\w+)\s*}}", gen.pattern or ""):
-                _provider(self.fake, token, f"{spec.name}: seed {ent.name}.{f.name} pattern")
+        self._where = f"{spec.name}: seed {ent.name}.{f.name}"
+        self._providers: dict[str, Any] = {}
+        self._check(gen)
         if gen.kind == "ref":
             target = f.ref
             if target is None:
                 raise SpecError(f"{spec.name}: seed {ent.name}.{f.name}: 'ref' generator on a field without ref")
             self._target = target
+
+    def _check(self, g: GeneratorSpec, depth: int = 0) -> None:
+        """Refuse unknown or disallowed Faker providers anywhere in the generator, before any row."""
+        if depth > 6:
+            raise SpecError(f"{self._where}: generators nest too deep")
+        if g.kind == "faker":
+            self._providers[g.provider or "word"] = _provider(self.fake, g.provider or "word", self._where)
+        if g.kind == "pattern":
+            for token in re.findall(r"{{\s*(\w+)\s*}}", g.pattern or ""):
+                _provider(self.fake, token, f"{self._where} pattern")
+        for sub in [g.inner, *(g.properties or {}).values()]:
+            if sub is not None:
+                self._check(sub, depth + 1)
 
     def start(self) -> None:
         """Reseed the shared Faker for this column."""
@@ -101,11 +116,13 @@ class _FieldGen:
 
     def __call__(self, i: int, row: dict[str, Any]) -> Any:
         v = self._make(self.gen, i, row)
+        if self.f.type == FieldType.string and isinstance(v, (int, float)) and not isinstance(v, bool):
+            v = f"{v:.{self.gen.decimals}f}" if isinstance(v, float) else str(v)  # a number the API writes as text
         if (self.gen.unique or self.f.unique) and v is not None:  # NULLs never clash in SQLite
             base, n = v, self._suffix.get(v, 1)
             while v in self.seen:
                 n += 1
-                v = f"{base}-{n}" if isinstance(base, str) else base + n
+                v = _suffixed(base, n) if isinstance(base, str) else base + n
             self._suffix[base] = n
             self.seen.add(v)
         return v
@@ -141,7 +158,7 @@ class _FieldGen:
                 return None
             return pool[rng.randrange(len(pool))]
         if k == "faker":
-            v = self._provider()
+            v = self._providers[g.provider or "word"]()
             if isinstance(v, (str, int, float, bool)) or v is None:
                 return v
             if isinstance(v, (dt.date, dt.time, dt.timedelta, Decimal, UUID)):
@@ -160,6 +177,15 @@ class _FieldGen:
             if rng.random() < g.p_null:
                 return None
             return self._make(g.inner or GeneratorSpec(kind="const"), i, row)
+        if k == "list":
+            lo = int(g.min) if g.min is not None else 1
+            hi = int(g.max) if g.max is not None else max(lo, 3)
+            inner = g.inner or GeneratorSpec(kind="const")
+            n = rng.randint(max(0, lo), max(lo, min(hi, 20)))
+            items = [self._make(inner, i, row) for _ in range(n)]
+            return list(dict.fromkeys(items)) if all(isinstance(x, (str, int, float)) for x in items) else items
+        if k == "object":
+            return {name: self._make(sub, i, row) for name, sub in sorted((g.properties or {}).items())}
         if k == "offset":
             base = row.get(g.field or "")
             lo, hi = g.min or 0, g.max if g.max is not None else 1
@@ -172,6 +198,14 @@ class _FieldGen:
                 return (dt.date.fromisoformat(base) + dt.timedelta(days=rng.randint(int(lo), int(hi)))).isoformat()
             return round(base + rng.uniform(lo, hi), g.decimals)
         raise SpecError(f"unknown generator kind {k!r}")
+
+
+def _suffixed(base: str, n: int) -> str:
+    """A unique variant of ``base`` that keeps its shape (an email stays an email)."""
+    if "@" in base:
+        user, _, host = base.partition("@")
+        return f"{user}{n}@{host}"
+    return f"{base}-{n}"
 
 
 def _coerce(f: FieldSpec, v: Any) -> Any:
@@ -202,7 +236,11 @@ def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
         fields = sorted(ent.fields, key=lambda f: 1 if (explicit.get(f.name) and explicit[f.name].kind == "offset") else 0)
         gens = []
         for f in fields:
-            g = explicit.get(f.name) or default_generator(ent, f, clock)
+            g = explicit.get(f.name)
+            if g is not None and g.kind == "const" and g.value in ({}, []) and f.type in (FieldType.object,
+                                                                                        FieldType.array):
+                g = None  # an empty example says nothing about the shape: seed believable parts instead
+            g = g or default_generator(ent, f, clock)
             if f.ref == ent.name and g.kind == "ref":
                 g = GeneratorSpec(kind="const", value=None)  # self-reference: no parents at seed time
             gens.append((f, _FieldGen(spec, ent, f, g, keys, clock, spec.seed.locale, spec.seed.seed)))
@@ -217,6 +255,7 @@ def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
                     raise SpecError(
                         f"{spec.name}: seed {ent.name}.{f.name} references {f.ref}, which has no seed rows")
                 row[f.name] = v
+        apply_constraints(ent, table, clock, spec.seed.seed)
         rows: list[tuple] = [tuple(_coerce(f, row[f.name]) for f in ent.fields) for row in table]
         keys[ent.name] = [r[cols.index(ent.primary_key)] for r in rows]
         out[ent.name] = (cols, rows)

@@ -34,7 +34,7 @@ __all__ = ["build_metadata", "build_template", "load_or_build_template", "expect
 
 # Bump when seeding or DDL changes what a spec materializes to: cached templates (and the
 # cassettes recorded on them) are keyed by the spec digest *and* this version.
-TEMPLATE_VERSION = 3
+TEMPLATE_VERSION = 4
 
 SEQ_TABLE = "_envfactory_seq"
 META_TABLE = "_envfactory_meta"

@@ -31,7 +31,22 @@ from .model import (
     ToolSpec,
 )
 from .relations import entity_order
+from .roles import (
+    PERSON_ROLES,
+    STATUS_FUTURE,
+    STATUS_PAST,
+    STATUS_WORDS,
+    TEXT_ROLES,
+    TIME_ROLES,
+    ConstraintSpec,
+    FieldRole,
+    infer_constraints,
+    infer_role,
+    is_person_entity,
+    realistic_range,
+)
 from .seed_defaults import default_generator, default_id_prefix
+from .seed_vocab import labels_for, titles_for
 from .task import Difficulty, GoldStep, Persona, RewardSpec, SubGoal, Task, load_tasks, write_tasks
 from .schema import DATE_PATTERN, DATETIME_PATTERN, field_json_schema, param_json_schema, tool_input_schema, tool_output_schema
 
@@ -70,7 +85,21 @@ __all__ = [
     "tool_output_schema",
     "default_generator",
     "default_id_prefix",
+    "labels_for",
+    "titles_for",
     "entity_order",
+    "ConstraintSpec",
+    "FieldRole",
+    "PERSON_ROLES",
+    "STATUS_FUTURE",
+    "STATUS_PAST",
+    "STATUS_WORDS",
+    "TEXT_ROLES",
+    "TIME_ROLES",
+    "infer_constraints",
+    "infer_role",
+    "is_person_entity",
+    "realistic_range",
     "Difficulty",
     "GoldStep",
     "Persona",

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from . import limits as _limits
+from .roles import ConstraintSpec, FieldRole, infer_constraints, infer_role
 
 __all__ = [
     "SPEC_VERSION",
@@ -43,6 +44,8 @@ __all__ = [
     "SortSpec",
     "ToolSpec",
     "GeneratorSpec",
+    "ConstraintSpec",
+    "FieldRole",
     "EntitySeed",
     "SeedSpec",
     "EnvSpec",
@@ -83,6 +86,13 @@ class FieldSpec(_Strict):
     unique: bool = False
     ref: str | None = Field(default=None, description="Entity this field references (foreign key to its primary key).")
     id_prefix: str | None = Field(default=None, description="For a string primary key: new ids are PREFIX + zero-padded number.")
+    role: FieldRole | None = Field(default=None, description="What the field means (envfactory.spec.roles); "
+                                   "inferred from its name and type when unset.")
+    examples: list[Any] | None = Field(default=None, description="Values the documentation gives; seed values are drawn from them.")
+    pattern: str | None = Field(default=None, description="Shape of a code: '#' a digit, '?' a letter (e.g. '??-####').")
+    minimum: float | None = Field(default=None, description="Least believable value of a number.")
+    maximum: float | None = Field(default=None, description="Largest believable value of a number.")
+    unit: str | None = Field(default=None, description="Currency (money) or unit (quantity, duration) of a number.")
 
     @model_validator(mode="after")
     def _check(self) -> "FieldSpec":
@@ -96,6 +106,8 @@ class FieldSpec(_Strict):
             raise ValueError(f"field {self.name!r}: an enum field needs 'enum' values")
         if self.enum is not None and self.type not in (FieldType.enum, FieldType.string):
             raise ValueError(f"field {self.name!r}: 'enum' only applies to enum fields")
+        if self.minimum is not None and self.maximum is not None and self.minimum > self.maximum:
+            raise ValueError(f"field {self.name!r}: minimum {self.minimum} > maximum {self.maximum}")
         return self
 
 
@@ -107,6 +119,8 @@ class EntitySpec(_Strict):
     primary_key: str
     fields: list[FieldSpec]
     display_field: str | None = Field(default=None, description="Human-readable name of a row (e.g. 'name').")
+    constraints: list[ConstraintSpec] | None = Field(
+        default=None, description="Cross-field rules the rows keep (envfactory.spec.roles); inferred when unset.")
 
     def field(self, name: str) -> FieldSpec:
         for f in self.fields:
@@ -120,6 +134,23 @@ class EntitySpec(_Strict):
     @property
     def pk(self) -> FieldSpec:
         return self.field(self.primary_key)
+
+    def role_of(self, f: FieldSpec) -> FieldRole | None:
+        """The field's role: as stated, else inferred from its name and type."""
+        if f.role is not None:
+            return f.role
+        return infer_role(self.name, f.name, f.type.value, enum=f.enum, description=f.description,
+                          example=(f.examples or [None])[0], primary_key=f.name == self.primary_key,
+                          ref=f.ref is not None, siblings=[g.name for g in self.fields])
+
+    def inferred_constraints(self) -> list[ConstraintSpec]:
+        facts = [(f.name, f.type.value, self.role_of(f), f.enum or (f.examples if self.role_of(f) == FieldRole.status
+                                                                     else None)) for f in self.fields]
+        return infer_constraints(self.name, facts)
+
+    def effective_constraints(self) -> list[ConstraintSpec]:
+        """The stated constraints, or the inferred ones when none are stated."""
+        return list(self.constraints) if self.constraints is not None else self.inferred_constraints()
 
     @model_validator(mode="after")
     def _check(self) -> "EntitySpec":
@@ -135,6 +166,10 @@ class EntitySpec(_Strict):
             raise ValueError(f"entity {self.name!r}: primary key {self.primary_key!r} is not a field")
         if self.display_field and self.display_field not in names:
             raise ValueError(f"entity {self.name!r}: display_field {self.display_field!r} is not a field")
+        for c in self.constraints or []:
+            for n in c.fields:
+                if n not in names:
+                    raise ValueError(f"entity {self.name!r}: {c.kind} constraint names unknown field {n!r}")
         return self
 
 
@@ -310,9 +345,12 @@ class GeneratorSpec(_Strict):
     - ``null_or``: None with probability ``p_null``, else ``inner``
     - ``offset``: another field of the same row (``field``, a date/datetime or number) plus
       a random amount in [``min``, ``max``] (days for dates, hours for datetimes)
+    - ``list``: [``min``, ``max``] (default 1..3) values of ``inner``
+    - ``object``: an object whose ``properties`` are each made by their own generator
     """
 
-    kind: Literal["faker", "choice", "int", "float", "date", "datetime", "ref", "sequence", "pattern", "const", "null_or", "offset"]
+    kind: Literal["faker", "choice", "int", "float", "date", "datetime", "ref", "sequence", "pattern", "const", "null_or",
+                  "offset", "list", "object"]
     provider: str | None = None
     values: list[Any] | None = None
     weights: list[float] | None = None
@@ -329,6 +367,7 @@ class GeneratorSpec(_Strict):
     inner: GeneratorSpec | None = None
     field: str | None = None
     unique: bool = False
+    properties: dict[str, GeneratorSpec] | None = None
 
     @model_validator(mode="after")
     def _check(self) -> "GeneratorSpec":

@@ -1,0 +1,100 @@
+"""audit: would a person believe an environment's rows? (roles and constraints, ``envfactory.audit``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ._app import app, console, env_dirs, fail, handle_errors
+
+_LABELS = {"constraint": "constraint violations", "non_date": "non-dates in date fields",
+           "status_word": "random words in status fields", "id_word": "words in non-key *_id fields",
+           "shape": "values of the wrong shape", "person_name": "person names on non-person fields",
+           "lorem": "single-word lorem text", "empty": "empty object/array values"}
+
+
+def _targets(target: str) -> list[Path]:
+    p = Path(target)
+    if p.is_dir():
+        if (p / "env.yaml").is_file():
+            return [p]
+        found = sorted(q.parent for q in p.rglob("env.yaml")
+                       if not any(part.startswith(".") for part in q.relative_to(p).parts))
+        if not found:
+            fail(f"{target}: no env.yaml under this folder")
+        return found
+    if "/" in target:
+        domain, _, env = target.partition("/")
+        return env_dirs(domain, env)
+    from ..config import project_paths
+
+    if (project_paths().domains_dir / target).is_dir():
+        return env_dirs(target)
+    return env_dirs(None, target)
+
+
+def _print_report(rep: Any, verbose: bool) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{rep.env}: {rep.rows} rows, {rep.calls} calls")
+    for col in ("check", "seeded", "checked", "after calls"):
+        table.add_column(col, justify="left" if col == "check" else "right")
+    examples: list[str] = []
+    for k, label in _LABELS.items():
+        c, a = rep.seed[k], rep.after_calls[k]
+        seeded = f"{c.violations} ({c.rate:.1%})" if k == "empty" else str(c.violations)
+        bad = c.violations and not (k == "empty" and c.rate <= 0.05)
+        table.add_row(label, f"[red]{seeded}[/]" if bad else seeded, str(c.checked), str(a.violations))
+        examples += [f"{k}: {e}" for e in c.examples[: 3 if verbose else 1]]
+        examples += [f"{k} (after calls): {e}" for e in a.examples[: 2 if verbose else 0]]
+    console.print(table)
+    for e in examples:
+        console.print(f"  {e}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _line(name: str, reports: list[Any], checks: tuple[str, ...]) -> str:
+    parts = []
+    for k in checks:
+        seeded = sum(r.seed[k].violations for r in reports)
+        if k == "empty":
+            checked = sum(r.seed[k].checked for r in reports)
+            parts.append(f"empty={seeded / checked if checked else 0:.1%}")
+            continue
+        after = sum(r.after_calls[k].violations for r in reports)
+        parts.append(f"{k}={seeded}" + (f"(+{after})" if after else ""))
+    ok = "ok" if all(r.ok for r in reports) else "FINDINGS"
+    return f"  {ok:8} {name}: " + " ".join(parts)
+
+
+@app.command()
+@handle_errors
+def audit(
+    target: str = typer.Argument(..., help="An environment folder, a folder of them, a domain, DOMAIN/ENV or an env name."),
+    calls: int = typer.Option(2, "--calls", help="Valid calls per write tool before auditing the state after calls (0: none)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the calls' arguments."),
+    as_json: bool = typer.Option(False, "--json", help="Print the full reports as JSON."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="More examples per check."),
+) -> None:
+    """Check seeded rows (and rows after tool calls) against field roles and constraints; exit 1 on findings."""
+    from ..audit import CHECKS, audit_environment
+    from ..runtime import load_environment
+
+    reports = []
+    for d in _targets(target):
+        reports.append(audit_environment(load_environment(d), seed=seed, calls_per_tool=calls))
+    if as_json:
+        typer.echo(json.dumps([r.to_dict() for r in reports], indent=2))
+    else:
+        for r in reports:
+            _print_report(r, verbose)
+        console.print(f"Seed audit of {len(reports)} environment(s): violations in seeded rows (+ after calls)",
+                      highlight=False)
+        for r in reports:
+            console.print(_line(r.env, [r], CHECKS), highlight=False, markup=False, soft_wrap=True)
+        if len(reports) > 1:
+            console.print(_line("all", reports, CHECKS), highlight=False, markup=False, soft_wrap=True)
+    if not all(r.ok for r in reports):
+        raise typer.Exit(1)
