@@ -4,4 +4,6 @@
 cross-field constraints; ``envfactory audit DATASET`` measures a written trajectory dataset.
 """
 
-__all__: list[str] = []
+from .dataset import DatasetAudit, audit_dataset, audit_rows, audit_table, is_dataset_dir
+
+__all__ = ["DatasetAudit", "audit_dataset", "audit_rows", "audit_table", "is_dataset_dir"]

@@ -14,6 +14,7 @@ from . import serve_cmds  # noqa: F401,E402
 from . import tasks_cmds  # noqa: F401,E402
 from . import eval_cmds  # noqa: F401,E402
 from . import synth_cmds  # noqa: F401,E402
+from . import audit_cmds  # noqa: F401,E402
 
 __all__ = ["app", "main"]
 

@@ -110,6 +110,8 @@ class Grounder:
             except SampleError:
                 self.draft.restore(mark)
                 continue
+        if self.config.intent_first:  # a person does not know internal ids
+            raise SampleError(f"nothing reveals the {entity} {row[pk]} to the agent")
         self.draft.fact(f"{entity}.{pk}", row[pk])  # nothing reveals it: the user has to know it
         return row[pk]
 
@@ -224,6 +226,11 @@ class Grounder:
         a fresh one for key and unique fields, or one made up within the parameter's bounds."""
         ctx = self.ctx
         ent = ctx.ents[tool.entity]
+        if self.config.intent_first and (p.name.endswith(("_id", "_uuid")) or (
+                p.field and ent.has_field(p.field) and ent.field(p.field).ref)):
+            if not p.required:
+                return None
+            raise SampleError(f"{tool.name}.{p.name} is an internal id no person would state")
         v = None
         if p.field and template is not None:
             v = template.get(p.field)

@@ -19,8 +19,9 @@ and every ``deps`` entry points to an earlier step.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import networkx as nx
 
@@ -141,7 +142,7 @@ class Plan:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Plan":
+    def from_dict(cls, d: dict[str, Any]) -> Plan:
         d = dict(d)
         d["steps"] = [Step(**s) for s in d["steps"]]
         return cls(**d)

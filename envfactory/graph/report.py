@@ -5,8 +5,9 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import networkx as nx
 

@@ -4,7 +4,8 @@ other inputs filled with values drawn at random from the state."""
 from __future__ import annotations
 
 import random
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import networkx as nx
 

@@ -27,8 +27,9 @@ to the earlier action in ``ACTIONS`` (a tiny order-dependent epsilon).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
