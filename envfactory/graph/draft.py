@@ -16,9 +16,8 @@ reference path under which later steps find it, kept beside the row rather than 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from ..errors import RefError, SampleError
 from .plan import Step, iter_refs, resolve_args

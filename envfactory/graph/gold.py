@@ -8,9 +8,8 @@ from.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 from ..errors import RuntimeToolError
 from .plan import Plan, RefError, resolve_args
@@ -52,7 +51,7 @@ class GoldResult:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GoldResult:
+    def from_dict(cls, d: dict[str, Any]) -> "GoldResult":
         d = dict(d)
         d["plan"] = Plan.from_dict(d["plan"])
         d["calls"] = [GoldCall(**c) for c in d["calls"]]

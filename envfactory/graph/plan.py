@@ -19,9 +19,8 @@ and every ``deps`` entry points to an earlier step.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import networkx as nx
 
@@ -142,7 +141,7 @@ class Plan:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Plan:
+    def from_dict(cls, d: dict[str, Any]) -> "Plan":
         d = dict(d)
         d["steps"] = [Step(**s) for s in d["steps"]]
         return cls(**d)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import networkx as nx
 

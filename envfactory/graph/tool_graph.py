@@ -25,14 +25,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import networkx as nx
 
 from ..errors import SpecError
-from ..spec import Condition, EntitySpec, EnvSpec, FieldType, ParamSpec, ToolKind, ToolSpec, compare
+from ..spec import compare
+from ..spec import Condition, EntitySpec, EnvSpec, FieldType, ParamSpec, ToolKind, ToolSpec
 
 __all__ = [
     "GRAPH_FILE",

@@ -4,8 +4,7 @@ other inputs filled with values drawn at random from the state."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
-from typing import Any
+from typing import Any, Sequence
 
 import networkx as nx
 

@@ -27,9 +27,8 @@ to the earlier action in ``ACTIONS`` (a tiny order-dependent epsilon).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 

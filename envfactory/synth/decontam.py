@@ -19,9 +19,9 @@ import importlib.util
 import json
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from ..bfcl_data import find_bfcl_data_dir
 
@@ -92,7 +92,7 @@ class NgramIndex:
                 "unavailable": self.unavailable}
 
     @classmethod
-    def from_json(cls, d: dict) -> NgramIndex:
+    def from_json(cls, d: dict) -> "NgramIndex":
         return cls(d["n"], {k: set(v) for k, v in d["grams"].items()}, {k: set(v) for k, v in d["short"].items()},
                    d["counts"], d.get("unavailable", {}))
 

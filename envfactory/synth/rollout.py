@@ -100,7 +100,7 @@ class InProcessBackend:
 class McpBackend:
     """A session on an MCP server through the SDK client, with an in-process shadow for the reward."""
 
-    def __init__(self, connector: McpConnector, client: Any, exit_cm: Any, shadow: InProcessBackend, via: str):
+    def __init__(self, connector: "McpConnector", client: Any, exit_cm: Any, shadow: InProcessBackend, via: str):
         self._connector = connector
         self._client = client
         self._exit = exit_cm
@@ -167,9 +167,9 @@ class McpConnector:
                 server = self._servers[key] = build_mcp_server(env, config=cfg)
             target: Any = server
         else:
-            import os
-
             from mcp import StdioServerParameters
+
+            import os
 
             folder = Path(env.path)
             args = ["-m", "envfactory", "serve", "--domain", env.spec.domain, "--env", env.name,
@@ -189,7 +189,7 @@ class McpConnector:
     def close(self) -> None:
         self._portal_cm.__exit__(None, None, None)
 
-    def __enter__(self) -> McpConnector:
+    def __enter__(self) -> "McpConnector":
         return self
 
     def __exit__(self, *exc: Any) -> None:
