@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -121,7 +122,7 @@ def synth(
 
 
 def _policy(policy: str, model: str | None, base_url: str, api_key_env: str, attempts: int, temperature: float,
-            seed: int) -> tuple[object, object]:
+            seed: int) -> tuple[Any, Any]:
     """(the assistant policy, the chat model or None)."""
     from ..synth.policy import OraclePolicy, TeacherPolicy
 
@@ -131,7 +132,7 @@ def _policy(policy: str, model: str | None, base_url: str, api_key_env: str, att
         fail("--policy teacher needs --model (and --base-url)")
     from ..llm import OpenAICompatModel
 
-    chat_model = OpenAICompatModel(base_url, model, api_key=os.environ.get(api_key_env) or None)
+    chat_model = OpenAICompatModel(base_url, str(model), api_key=os.environ.get(api_key_env) or None)
     return TeacherPolicy(chat_model, attempts=attempts, temperature=temperature, seed=seed, model_name=model), chat_model
 
 

@@ -204,7 +204,7 @@ _COLUMNS = """
   the environment folder) and `initial_state_hash`, `reward_spec` (state hash, gold diff, gold calls,
   required facts), `turn_limit`, `user` (persona, goal, intent and sub-goals for the user simulator).
   Config `rl` holds the rl split with `prompt` (system + first user message) and `completion` (the
-  verified rest) added: TRL's prompt-completion format. Serve the environment with
+  verified rest) in place of `messages`: TRL's prompt-completion format. Serve the environment with
   `envfactory serve --domain DOMAIN --env ENV` (stdio or HTTP with a control channel to start sessions
   from a state and read the final hash and diff), and score with `envfactory.reward.score_trajectory`.
 - Provenance: `domain`, `env`, `source_docs`, `task_id`, `seed`, `difficulty`, `predicted_pass_rate`,

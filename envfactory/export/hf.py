@@ -85,10 +85,10 @@ def default_features() -> Any:
 
 
 def rl_features() -> Any:
-    """Columns of config ``rl``: the default columns plus ``prompt`` and ``completion`` (TRL's
-    prompt-completion format)."""
+    """Columns of config ``rl``: the default columns with ``prompt`` and ``completion`` (TRL's
+    prompt-completion format) in place of ``messages``."""
     d = _datasets()
-    f = dict(default_features())
+    f = {k: v for k, v in default_features().items() if k != "messages"}
     f["prompt"] = d.List(d.Json())
     f["completion"] = d.List(d.Json())
     return d.Features(f)

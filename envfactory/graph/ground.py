@@ -190,6 +190,8 @@ class Grounder:
             if not p.field or row.get(p.field) is None or p.field in avoid:
                 continue
             if ctx.source(lt.name, p.name) == "user":
+                if self.config.intent_first and self._internal(entity, p.field):
+                    continue  # a person does not filter by an internal id
                 if filter_value(p, row[p.field]) is not None:
                     user.append(p)
             elif depth + 1 < self.config.max_depth and ctx.target(lt.name, p.name) in ctx.ents and p.op in ("eq", "in"):
@@ -205,6 +207,12 @@ class Grounder:
         while rest and self._estimate(chosen, ids, entity, row) > lt.page_size:
             chosen.append(rest.pop(0))
         return chosen, rest, ids
+
+    def _internal(self, entity: str, fname: str) -> bool:
+        ent = self.ctx.ents[entity]
+        f = ent.field(fname) if ent.has_field(fname) else None
+        return fname == ent.primary_key or fname == "id" or fname.endswith(("_id", "_uuid")) or (
+            f is not None and f.ref is not None)
 
     def _estimate(self, ps: list[ParamSpec], ids: list[ParamSpec], entity: str, row: dict[str, Any]) -> float:
         """Rows a look-up with filters ``ps`` is expected to return."""

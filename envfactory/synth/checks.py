@@ -21,7 +21,7 @@ from ..spec import EnvSpec, Task, ToolKind
 from ..text import format_answer, format_plain
 from .decontam import DEFAULT_THRESHOLD, NgramIndex
 from .invariants import GoldView, goal_mismatches, internal_ids, invented_args, unused_calls
-from .phrasing import ftype, id_like, say_value
+from .phrasing import ftype, id_like, parse_fact_key, say_value
 from .selections import candidates_after_facts
 
 __all__ = ["Finding", "CHECKS", "check_solvable", "check_not_presatisfied", "check_complete",
@@ -211,6 +211,10 @@ def check_resolves(task: Task, spec: EnvSpec, state: Any | None) -> Finding:
     ids = internal_ids(spec, view, task.goal)
     if ids:
         return Finding("resolves", False, f"states the internal id {ids[0]}")
+    for k, v in {**task.persona.known_facts, **task.persona.hidden_facts}.items():
+        pk = parse_fact_key(spec, k)
+        if pk is not None and pk[0] != "prefer" and id_like(spec, pk[1], pk[2]):
+            return Finding("resolves", False, f"the user would have to know the internal id {v}")
     bad = goal_mismatches(spec, state, view)
     return Finding("resolves", not bad, bad[0] if bad else "")
 

@@ -40,7 +40,8 @@ _EDGE_PUNCT = re.compile(r"[.!?;:,)\]\"'(\[]+(?=\s|$)|(?<=\s)[(\[\"']+|^[(\[\"']
 def canon(text: str) -> str:
     """Lower-case words with sentence punctuation and commas removed, padded with spaces, so a
     value is found as whole words (' 12 ' is not inside ' 120 ')."""
-    s = str(text).lower().replace(",", " ")
+    s = re.sub(r"(?<=\d),(?=\d)", "", str(text).lower())  # '1,869.63' is the number 1869.63
+    s = s.replace(",", " ").replace("$", "$ ")  # '$82' says the number 82
     s = _EDGE_PUNCT.sub(" ", s)
     return " " + " ".join(s.split()) + " "
 
@@ -226,7 +227,7 @@ def _instances(spec: EnvSpec, facts: dict[str, Any]) -> tuple[dict[str, list[dic
 
 def _rows_matching(state: Any, ent: Any, facts: dict[str, Any]) -> set[Any]:
     """Keys of the rows whose fields equal every fact (an index per field, kept on ``state``)."""
-    idx = state.__dict__.setdefault("_resolver_index", {})
+    idx: dict[tuple[str, str], dict[Any, set[Any]]] = state.__dict__.setdefault("_resolver_index", {})
     pk = ent.primary_key
     out: set[Any] | None = None
     for f, v in facts.items():
@@ -267,7 +268,7 @@ def resolve_targets(spec: EnvSpec, state: Any, facts: dict[str, Any], entity: st
     ent = ents[entity]
     pk = ent.primary_key
     rows = state.rows.get(entity, [])
-    groups = direct.get(entity) or [None]
+    groups: list[set[Any] | None] = [*direct[entity]] if direct.get(entity) else [None]
     out = []
     for g in groups:
         cand = [r for r in rows if g is None or r[pk] in g]
@@ -337,14 +338,14 @@ def internal_ids(spec: EnvSpec, view: GoldView, text: str) -> list[str]:
             t = spec.tool(c["tool"])
         except KeyError:
             continue
-        fields = {p.name: (p.field or p.name) for p in t.params}
+        fields: dict[str, str] = {p.name: (p.field or p.name) for p in t.params}
         rows: list[Any] = [c.get("args") or {}]
         o = view.outputs[i] if i < len(view.outputs) else None
         if isinstance(o, dict):
             rows += o["items"] if isinstance(o.get("items"), list) else [o]
         for row in rows:
             for k, v in (row or {}).items() if isinstance(row, dict) else []:
-                if isinstance(v, str) and len(v) >= 3 and id_like(spec, t.entity, fields.get(k, k)):
+                if isinstance(v, str) and len(v) >= 3 and id_like(spec, t.entity, fields.get(k) or k):
                     ids.add(v)
     tokens = set(re.findall(r"[A-Za-z0-9_\-]+", text))
     return sorted(v for v in ids if v in tokens)

@@ -196,7 +196,8 @@ def groups(task: Task) -> list[tuple[int, list[int]]]:
     if not task.subgoals:
         return [(0, list(range(n)))]
     requests = [k for k, sg in enumerate(task.subgoals) if sg.kind != "refusal"]
-    out, done = [], 0
+    out: list[tuple[int, list[int]]] = []
+    done = 0
     for k, sg in enumerate(task.subgoals):
         if sg.kind == "refusal":
             out.append((k, []))

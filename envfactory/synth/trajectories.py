@@ -122,11 +122,12 @@ def build_row(tr: Trajectory) -> dict[str, Any]:
 
 def build_rl_row(row: dict[str, Any]) -> dict[str, Any]:
     """The RL config's form of a row: ``prompt`` (system + first user message) and ``completion``
-    (the rest, the verified reference), TRL's prompt-completion format, beside the row's columns.
+    (the rest, the verified reference), TRL's prompt-completion format, in place of ``messages``.
     SFT rows (config ``default``) have no ``prompt``, so TRL reads them as conversations."""
     msgs = row["messages"]
     first_user = next(i for i, m in enumerate(msgs) if m["role"] == "user")
-    return {**row, "prompt": msgs[: first_user + 1], "completion": msgs[first_user + 1:]}
+    rest = {k: v for k, v in row.items() if k != "messages"}  # TRL refuses messages beside prompt/completion
+    return {**rest, "prompt": msgs[: first_user + 1], "completion": msgs[first_user + 1:]}
 
 
 def build_sharegpt_row(row: dict[str, Any]) -> dict[str, Any]:

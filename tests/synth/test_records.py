@@ -117,6 +117,7 @@ def test_every_row_is_openai_chat_format(synth):
         assert "prompt" not in row and "completion" not in row  # TRL reads an SFT row as a conversation
         rl = build_rl_row(row)
         assert rl["prompt"] == row["messages"][:2] and rl["prompt"] + rl["completion"] == row["messages"]
+        assert "messages" not in rl
     for sch in schemas:
         jsonschema.Draft202012Validator.check_schema(json.loads(sch))
 
