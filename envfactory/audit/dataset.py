@@ -109,11 +109,15 @@ def is_dataset_dir(path: str | Path) -> bool:
     return p.is_dir() and any((p / "data").glob("*.parquet")) if (p / "data").is_dir() else False
 
 
-def _turns(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Messages split at each user message (turn k starts with the k-th user message)."""
+def _turns(messages: list[dict[str, Any]], subgoals: list[str] | None = None) -> list[list[dict[str, Any]]]:
+    """Messages split where the user raises a sub-goal (a user message holding a sub-goal's text; a
+    reply with a fact stays in its turn); without sub-goals, at every user message."""
+    marks = [canon(t).strip() for t in subgoals or [] if t]
     out: list[list[dict[str, Any]]] = []
     for m in messages:
-        if m["role"] == "user":
+        raises = m["role"] == "user" and (not marks or not out or any(k in canon(m.get("content") or "")
+                                                                        for k in marks))
+        if raises:
             out.append([m])
         elif out:
             out[-1].append(m)
@@ -233,7 +237,7 @@ def _asks_for_id(spec: Any, view: GoldView, msgs: list[dict[str, Any]]) -> list[
 
 
 def _turn_taking(msgs: list[dict[str, Any]], user: dict[str, Any], view: GoldView) -> tuple[list[str], list[str]]:
-    turns = _turns(msgs)
+    turns = _turns(msgs, [sg.get("text") or "" for sg in user.get("subgoals") or []])
     held: list[str] = []
     if len(turns) > 1:
         for f in view.required:

@@ -25,11 +25,11 @@ from .phrasing import ftype, id_like, parse_fact_key, say_value
 from .selections import candidates_after_facts
 
 __all__ = ["Finding", "CHECKS", "check_solvable", "check_not_presatisfied", "check_complete",
-           "check_not_overspecified", "check_decontaminated", "check_provenance", "check_needed", "check_resolves",
+           "check_not_overspecified", "check_decontaminated", "check_provenance", "check_needed", "check_resolves", "check_not_handed_over",
            "run_checks", "user_words", "DESCRIPTION_OVERLAP"]
 
 CHECKS = ("solvable", "not_presatisfied", "complete", "not_overspecified", "provenance", "needed", "resolves",
-          "decontaminated")
+          "not_handed_over", "decontaminated")
 DESCRIPTION_OVERLAP = 0.6
 _STEP_LIST = re.compile(r"\b(first(ly)?\b.{0,80}\b(then|next|after that|afterwards)\b|step \d|^\s*\d[.)]\s|"
                         r"\bthen call\b|\bfinally,? (call|use)\b)", re.I | re.S)
@@ -219,6 +219,15 @@ def check_resolves(task: Task, spec: EnvSpec, state: Any | None) -> Finding:
     return Finding("resolves", not bad, bad[0] if bad else "")
 
 
+def check_not_handed_over(task: Task) -> Finding:
+    """No required fact is among the user's own words (an answer that repeats them earns nothing)."""
+    from ..reward import fact_in_text
+
+    words = user_words(task) + " " + task.persona.name
+    bad = [f for f in task.reward.required_facts if fact_in_text(f, words)]
+    return Finding("not_handed_over", not bad, f"the user already says {bad[0]!r}" if bad else "")
+
+
 def run_checks(task: Task, env: Any, index: NgramIndex | None = None, state: Any | None = None, *,
                first_failure: bool = False) -> list[Finding]:
     """Every check, in ``CHECKS`` order (up to the first that fails with ``first_failure``); ``state``:
@@ -229,7 +238,8 @@ def run_checks(task: Task, env: Any, index: NgramIndex | None = None, state: Any
     for run in (lambda: check_solvable(task, env), lambda: check_not_presatisfied(task, env),
                 lambda: check_complete(task, spec), lambda: check_not_overspecified(task, spec),
                 lambda: check_provenance(task, spec), lambda: check_needed(task, spec),
-                lambda: check_resolves(task, spec, state), lambda: check_decontaminated(task, index)):
+                lambda: check_resolves(task, spec, state), lambda: check_not_handed_over(task),
+                lambda: check_decontaminated(task, index)):
         f = run()
         out.append(f)
         if first_failure and not f.ok:

@@ -61,6 +61,8 @@ def fact_tokens(key: str) -> tuple[set[str], set[str]]:
     stop = english().questions.stop_words
     ftoks = {_stem(w) for w in _WORD.findall(field.replace("_", " ").lower())} - stop
     otoks = {_stem(w) for w in _WORD.findall(owner.replace("_", " ").lower())} - stop
+    if owner.split("_")[0] in english().questions.tool_verbs:
+        otoks -= {_stem(owner.split("_")[0])}  # 'create_product.price' is owned by the product
     return ftoks or {field.lower()}, otoks
 
 
