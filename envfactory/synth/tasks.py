@@ -399,8 +399,9 @@ def _action_candidates(b: _Builder, sd: _Seeds, seed: int) -> tuple[list[list[An
     for i, (g, _) in enumerate(sd.pairs):
         spec = b.envs[g.plan.env].spec
         pool = read_only.get(g.plan.env, [])
-        # A partner that repeats one of this plan's calls would make the request say it twice.
-        partner = pick_partner(g.plan, pool, i * 7 + seed) if pool else None
+        # A partner that repeats one of this plan's calls would make the request say it twice. With
+        # intent-first plans no unrelated partner is merged in (one person's request stays one errand).
+        partner = pick_partner(g.plan, pool, i * 7 + seed) if pool and not b.config.sampler.intent_first else None
         row, frow, trow = [], [], []
         for a in ACTIONS:
             p = edit_plan(a, g.plan, g.calls, spec, partner=partner)
