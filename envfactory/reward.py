@@ -6,7 +6,8 @@ Components (each in [0, 1]):
   did not make (a run that also deletes something it should not loses credit).
 - ``trace``: the share of gold calls matched by an agent call with the same tool and the same
   arguments, ignoring the arguments the user could not pin down (``masked``).
-- ``facts``: the share of required facts (strings) found in the final answer.
+- ``facts``: the share of required facts (strings) the final answer states as values
+  (``fact_in_text``: whole words, never a substring of a longer number or id).
 - penalties for malformed calls (bad arguments, unknown tools) and extra writes.
 
 ``reward`` is the binary, verifiable outcome a trainer should use: 1.0 exactly when the final
@@ -20,6 +21,7 @@ The ``RewardSpec`` a run is scored against is a data shape of the task contract
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from typing import Any
 
@@ -27,7 +29,7 @@ from pydantic import BaseModel, Field
 
 from .spec import RewardSpec
 
-__all__ = ["CallRecord", "RewardResult", "score_trajectory", "normalize_text"]
+__all__ = ["CallRecord", "RewardResult", "score_trajectory", "normalize_text", "fact_in_text"]
 
 
 class CallRecord(BaseModel):
@@ -52,6 +54,18 @@ class RewardResult(BaseModel):
 
 def normalize_text(s: str) -> str:
     return " ".join(str(s).lower().replace(",", "").split())
+
+
+_EDGE = re.compile(r"[.!?;:)\]\"'(\[]+(?=\s|$)|(?<=\s)[(\[\"']+|^[(\[\"']+")
+
+
+def fact_in_text(fact: str, text: str) -> bool:
+    """Whether ``text`` states ``fact`` as a value: whole words, case and commas aside, so '12' is
+    not found in '120' nor 'TR1' in 'TR10' (sentence punctuation around a value is ignored)."""
+    f = " ".join(_EDGE.sub(" ", normalize_text(fact)).split())
+    if not f:
+        return True
+    return f" {f} " in " " + " ".join(_EDGE.sub(" ", normalize_text(text)).split()) + " "
 
 
 def _diff_items(diff: dict[str, Any]) -> Counter:
@@ -107,8 +121,7 @@ def score_trajectory(
             agent_keys[_call_key(r.tool, r.args, mask_by_tool.get(r.tool, []))] += 1
     matched = sum((Counter(gold_keys) & agent_keys).values())
     trace = matched / len(gold_keys) if gold_keys else 1.0
-    answer = normalize_text(final_answer)
-    missing = [f for f in spec.required_facts if normalize_text(f) not in answer]
+    missing = [f for f in spec.required_facts if not fact_in_text(f, final_answer)]
     facts = 1.0 - len(missing) / len(spec.required_facts) if spec.required_facts else 1.0
     malformed = sum(1 for r in recs if not r.ok and r.error in ("invalid_argument", "unknown_tool"))
     gold_writes = Counter(g["tool"] for g in spec.gold_calls)

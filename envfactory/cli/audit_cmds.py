@@ -1,4 +1,9 @@
-"""audit: would a person believe an environment's rows? (roles and constraints, ``envfactory.audit``)."""
+"""audit: measured meaning (``envfactory.audit``).
+
+``envfactory audit ENV_OR_DOMAIN``: would a person believe an environment's rows (roles and constraints)?
+``envfactory audit DATASET``: a dataset folder written by synth (Parquet files under data/): invented
+arguments, unused calls, goal/gold mismatches, ids, turn-taking and language.
+"""
 
 from __future__ import annotations
 
@@ -72,14 +77,22 @@ def _line(name: str, reports: list[Any], checks: tuple[str, ...]) -> str:
 @app.command()
 @handle_errors
 def audit(
-    target: str = typer.Argument(..., help="An environment folder, a folder of them, a domain, DOMAIN/ENV or an env name."),
+    target: str = typer.Argument(..., help="An environment folder, a folder of them, a domain, DOMAIN/ENV, an env name, "
+                                 "or a dataset folder written by 'envfactory synth' (trajectories/NAME)."),
     calls: int = typer.Option(2, "--calls", help="Valid calls per write tool before auditing the state after calls (0: none)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the calls' arguments."),
     as_json: bool = typer.Option(False, "--json", help="Print the full reports as JSON."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="More examples per check."),
+    examples: int = typer.Option(3, "--examples", min=0, help="Dataset audit: examples shown per defect."),
 ) -> None:
-    """Check seeded rows (and rows after tool calls) against field roles and constraints; exit 1 on findings."""
+    """Environments: check seeded rows (and rows after tool calls) against field roles and constraints,
+    exit 1 on findings. Datasets: measure the invariants of the tasks issue, with examples."""
     from ..audit import CHECKS, audit_environment
+    from ..audit.dataset import is_dataset_dir
+
+    if is_dataset_dir(Path(target)):
+        _audit_dataset(Path(target), as_json=as_json, examples=examples)
+        return
     from ..runtime import load_environment
 
     reports = []
@@ -98,3 +111,29 @@ def audit(
             console.print(_line("all", reports, CHECKS), highlight=False, markup=False, soft_wrap=True)
     if not all(r.ok for r in reports):
         raise typer.Exit(1)
+
+
+def _audit_dataset(target: Path, *, as_json: bool, examples: int) -> None:
+    from rich.table import Table
+
+    from ..audit.dataset import DEFECTS, SHARES, audit_rows, audit_table, load_rows
+    from ..config import project_paths
+
+    with console.status("auditing ..."):
+        a = audit_rows(load_rows(target), project_paths().root, path=str(target), examples=examples)
+    if as_json:
+        typer.echo(json.dumps(a.to_dict(), indent=1))
+        return
+    t = Table(title=f"audit of {target} ({a.rows:,} rows)")
+    for c in ("figure", "value", "target"):
+        t.add_column(c, justify="right" if c != "figure" else "left")
+    for row in audit_table(a):
+        t.add_row(*row)
+    console.print(t)
+    for k, label, _ in DEFECTS + SHARES:
+        for e in a.examples.get(k, [])[:examples]:
+            console.print(f"  {label}: {e}", highlight=False, markup=False)
+    for name, dist in a.distributions.items():
+        console.print(f"  {name}: " + ", ".join(f"{k} {v:,}" for k, v in dist.items()), highlight=False)
+    if a.skipped:
+        console.print(f"  skipped (environment not found): {a.skipped}", highlight=False)

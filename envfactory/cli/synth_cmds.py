@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Optional
+from typing import Any
 
 import typer
 
@@ -28,16 +28,16 @@ only full-reward rollouts (up to --attempts tries per task)."""
 @app.command(help=_SYNTH_HELP)
 @handle_errors
 def synth(
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="Domain to synthesize for."),
+    domain: str | None = typer.Option(None, "--domain", "-d", help="Domain to synthesize for."),
     all_: bool = typer.Option(False, "--all", help="Every bundled domain."),
-    env: Optional[str] = typer.Option(None, "--env", "-e", help="Only this environment."),
+    env: str | None = typer.Option(None, "--env", "-e", help="Only this environment."),
     n: int = typer.Option(1000, "--n", "-n", min=1, help="Tasks to build and roll out (in total)."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed: the same seed gives the same dataset, byte for byte."),
-    name: Optional[str] = typer.Option(None, "--name", help="Dataset folder name (default: the domain or 'all', then '-ENV' with --env)."),
-    out_root: Optional[Path] = typer.Option(None, "--out-root", help="Parent folder (default ./trajectories)."),
-    tasks_file: Optional[Path] = typer.Option(None, "--tasks", help="Roll out tasks from this JSONL file instead of building them."),
+    name: str | None = typer.Option(None, "--name", help="Dataset folder name (default: the domain or 'all', then '-ENV' with --env)."),
+    out_root: Path | None = typer.Option(None, "--out-root", help="Parent folder (default ./trajectories)."),
+    tasks_file: Path | None = typer.Option(None, "--tasks", help="Roll out tasks from this JSONL file instead of building them."),
     policy: str = typer.Option("oracle", "--policy", help="oracle (no model) or teacher (--model, --base-url)."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Teacher model name, as the server serves it."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Teacher model name, as the server serves it."),
     base_url: str = typer.Option("http://127.0.0.1:8000/v1", "--base-url", help="OpenAI-compatible endpoint, with /v1."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."),
     attempts: int = typer.Option(3, "--attempts", min=1, help="Teacher: rollouts tried per task (rejection sampling)."),
@@ -49,10 +49,9 @@ def synth(
     rl_fraction: float = typer.Option(0.25, "--rl-fraction", min=0.0, max=1.0, help="Share of training tasks in the rl split (by hash)."),
     license: str = typer.Option("apache-2.0", "--license", help="License in the dataset card."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start over, replacing an existing dataset folder."),
-    task_config: Optional[object] = task_config_option(),
+    task_config: object | None = task_config_option(),
 ) -> None:
     from pydantic import ValidationError
-
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -62,13 +61,10 @@ def synth(
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
-    from rich.table import Table
 
     from ..config import project_paths
     from ..pipelines import synthesize_dataset
     from ..runtime import load_environment
-    from ..synth.policy import OraclePolicy, TeacherPolicy
-    from ..spec import load_tasks
 
     if all_ == bool(domain):
         fail("give exactly one of --domain DOMAIN or --all")
@@ -87,31 +83,8 @@ def synth(
     dirs = env_dirs(None if all_ else domain, env)
     with console.status("loading environments ..."):
         envs = [load_environment(d) for d in dirs]
-    chat_model = None
-    if policy == "teacher":
-        if not model:
-            fail("--policy teacher needs --model (and --base-url)")
-        from ..llm import OpenAICompatModel
-
-        chat_model = OpenAICompatModel(base_url, model, api_key=os.environ.get(api_key_env) or None)
-        pol = TeacherPolicy(chat_model, attempts=attempts, temperature=temperature, seed=seed, model_name=model)
-    else:
-        pol = OraclePolicy(seed=seed)
-    tasks = None
-    source = "build_tasks"
-    if tasks_file is not None:
-        if not tasks_file.is_file():
-            fail(f"{tasks_file}: no such tasks file")
-        tasks = list(load_tasks(tasks_file))
-        import hashlib
-
-        source = "file:" + hashlib.sha256(tasks_file.read_bytes()).hexdigest()[:16]
-        wanted = {(e.spec.domain, e.spec.name) for e in envs}
-        total = len(tasks)
-        tasks = [t for t in tasks if (t.domain, t.env) in wanted][:n]
-        if not tasks:
-            # rolling out nothing would write an empty dataset (a card without Parquet files)
-            fail(f"{tasks_file}: none of its {total} tasks is for the chosen environments")
+    pol, chat_model = _policy(policy, model, base_url, api_key_env, attempts, temperature, seed)
+    tasks, source = _read_tasks(tasks_file, envs, n)
     ds_name = name or (domain if domain else "all") + ("" if not env else f"-{env}")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", ds_name) or ".." in ds_name:
         fail(f"--name {ds_name!r}: use letters, digits, '_', '-' and '.' (a folder name under trajectories/)")
@@ -145,22 +118,64 @@ def synth(
                                  eval_fraction=cfg.eval_fraction, rl_fraction=cfg.rl_fraction, overwrite=overwrite,
                                  license=cfg.license, command=command, on_progress=on_progress,
                                  task_config=cfg.tasks)
-    t = Table(title=f"trajectories/{ds_name}" if out_root is None else str(out))
+    _print_result(res, f"trajectories/{ds_name}" if out_root is None else str(out), out)
+
+
+def _policy(policy: str, model: str | None, base_url: str, api_key_env: str, attempts: int, temperature: float,
+            seed: int) -> tuple[Any, Any]:
+    """(the assistant policy, the chat model or None)."""
+    from ..synth.policy import OraclePolicy, TeacherPolicy
+
+    if policy != "teacher":
+        return OraclePolicy(seed=seed), None
+    if not model:
+        fail("--policy teacher needs --model (and --base-url)")
+    from ..llm import OpenAICompatModel
+
+    chat_model = OpenAICompatModel(base_url, str(model), api_key=os.environ.get(api_key_env) or None)
+    return TeacherPolicy(chat_model, attempts=attempts, temperature=temperature, seed=seed, model_name=model), chat_model
+
+
+def _read_tasks(tasks_file: Path | None, envs: list, n: int) -> tuple[list | None, str]:
+    """(tasks from --tasks for the chosen environments, their source) or (None, "build_tasks")."""
+    if tasks_file is None:
+        return None, "build_tasks"
+    import hashlib
+
+    from ..spec import load_tasks
+
+    if not tasks_file.is_file():
+        fail(f"{tasks_file}: no such tasks file")
+    tasks = list(load_tasks(tasks_file))
+    source = "file:" + hashlib.sha256(tasks_file.read_bytes()).hexdigest()[:16]
+    wanted = {(e.spec.domain, e.spec.name) for e in envs}
+    total = len(tasks)
+    tasks = [t for t in tasks if (t.domain, t.env) in wanted][:n]
+    if not tasks:
+        # rolling out nothing would write an empty dataset (a card without Parquet files)
+        fail(f"{tasks_file}: none of its {total} tasks is for the chosen environments")
+    return tasks, source
+
+
+def _print_result(res: object, title: str, out: Path) -> None:
+    from rich.table import Table
+
+    t = Table(title=title)
     t.add_column("figure")
     t.add_column("value", justify="right")
-    t.add_row("tasks", f"{res.tasks:,}")
-    t.add_row("kept (verified by replay)", f"{res.kept:,}")
-    for s, c in res.split_counts.items():
+    t.add_row("tasks", f"{res.tasks:,}")  # type: ignore[attr-defined]
+    t.add_row("kept (verified by replay)", f"{res.kept:,}")  # type: ignore[attr-defined]
+    for s, c in res.split_counts.items():  # type: ignore[attr-defined]
         t.add_row(f"  {s}", f"{c:,}")
-    t.add_row("no full-reward rollout", f"{res.rollout_failures:,}")
-    t.add_row("replay failures (dropped)", f"{res.replay_failures:,}")
-    t.add_row("resumed from earlier run", f"{res.resumed:,}")
+    t.add_row("no full-reward rollout", f"{res.rollout_failures:,}")  # type: ignore[attr-defined]
+    t.add_row("replay failures (dropped)", f"{res.replay_failures:,}")  # type: ignore[attr-defined]
+    t.add_row("resumed from earlier run", f"{res.resumed:,}")  # type: ignore[attr-defined]
     t.add_row("seconds: tasks / rollouts / export",
-              " / ".join(f"{res.seconds[k]:.1f}" for k in ("tasks", "rollouts", "export")))
+              " / ".join(f"{res.seconds[k]:.1f}" for k in ("tasks", "rollouts", "export")))  # type: ignore[attr-defined]
     console.print(t)
-    for reason, c in list(res.failures.items())[:5]:
+    for reason, c in list(res.failures.items())[:5]:  # type: ignore[attr-defined]
         console.print(f"  dropped {c}x: {reason}", highlight=False)
-    console.print(f"wrote {len(res.files)} files under {out}", highlight=False)
+    console.print(f"wrote {len(res.files)} files under {out}", highlight=False)  # type: ignore[attr-defined]
 
 
 @app.command()

@@ -42,6 +42,8 @@ def _front_matter(name: str, total: int, splits: list[str], sharegpt_counts: dic
     """What the Hub reads: licence, sizes, and the configs with their data files."""
     configs = [{"config_name": "default", "default": True,
                 "data_files": [{"split": s, "path": f"data/{s}-*.parquet"} for s in splits]}]
+    if "rl" in splits:
+        configs.append({"config_name": "rl", "data_files": [{"split": "rl", "path": "rl/rl-*.parquet"}]})
     sg = [s for s in ("sft", "eval") if sharegpt_counts.get(s)]
     if sg:
         configs.append({"config_name": "sharegpt",
@@ -76,11 +78,70 @@ def _how_policy(method: dict[str, Any]) -> str:
 
 def build_dataset_card(*, name: str, rows_by_split: dict[str, list[dict[str, Any]]],
                        sharegpt_counts: dict[str, int], dataset_info: list[dict[str, Any]], method: dict[str, Any],
-                       license: str = "apache-2.0") -> str:
-    """A dataset card for the folder's configs (``default``: sft/rl/eval; ``sharegpt``)."""
+                       license: str = "apache-2.0", audit: list[tuple[str, str, str]] | None = None) -> str:
+    """A dataset card for the folder's configs (``default``: sft/rl/eval; ``rl``; ``sharegpt``).
+
+    ``audit``: the (figure, value, target) rows of ``envfactory audit DATASET``, shown as a table."""
     total = sum(len(v) for v in rows_by_split.values())
     splits = [s for s in ("sft", "rl", "eval") if rows_by_split.get(s)]
     front = _front_matter(name, total, splits, sharegpt_counts, dataset_info, license)
+    all_rows = [r for s in splits for r in rows_by_split[s]]
+    body = (_intro(name, method) + _splits_section(rows_by_split, splits, method) + _counts_section(rows_by_split, splits)
+            + _audit_section(audit) + _CHECKS_NOTE + _COLUMNS + _loading(name)
+            + f"\n## Sample row\n\n```json\n{_sample(all_rows[0]) if all_rows else '{}'}\n```\n")
+    return "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=120) + "---\n" + body
+
+
+def _intro(name: str, method: dict[str, Any]) -> str:
+    return f"""
+# {name}
+
+Multi-turn, tool-using conversations synthesized by envfactory on executable,
+verified environments built from published API documentation. Every row was **replayed** before it was
+kept: its tool calls, executed on a fresh environment session from its initial state, return exactly
+the recorded tool results and earn reward 1 (final state equal to the gold state, final answer stating
+every required fact as a value).
+
+## How it was made
+
+1. Tasks: intent-first plans (find and report; change one's own thing; create with references looked up;
+   cancel or refund under a precondition; compare and choose; errands on related rows) sampled on each
+   environment's tool graph and executed on a fresh session (gold calls, outputs, final state), realized
+   as a request in a person's words with a persona who holds some facts back until asked, split into
+   sub-goals (one per user turn), with a verifiable reward spec. A task is dropped when a gold argument
+   has no provenance, a gold call is not needed, or the goal's words do not pick the rows the gold run acts on.
+2. Rollouts: {_how_policy(method)}
+   Tool calls ran against live environment sessions ({method.get('via', 'in-process')}).
+3. Verification: every row replayed; {method.get('replay_failures', 0)} failed the replay and were dropped;
+   {method.get('rollout_failures', 0)} tasks gave no full-reward rollout.
+
+Seed: `{method.get('seed')}`. Tasks requested: `{method.get('n')}`. Command: `{method.get('command', 'envfactory synth')}`.
+"""
+
+
+_SPLIT_WHAT = {"sft": "training trajectories (SFT)",
+               "rl": "training tasks for RL (each with a verified reference trajectory)",
+               "eval": "held-out environments (none of them appears in sft or rl)"}
+
+
+def _splits_section(rows_by_split: dict[str, list[dict[str, Any]]], splits: list[str], method: dict[str, Any]) -> str:
+    rows = "\n".join(f"| {s} | {len(rows_by_split[s]):,} | {_SPLIT_WHAT[s]} |" for s in splits)
+    return f"""
+## Splits
+
+| split | rows | what |
+|---|---|---|
+{rows}
+
+**Held-out rule.** `eval` holds out whole environments: an environment `domain/env` is held out when
+`int(sha256("envfactory-eval-v1:" + domain/env)[:8 bytes]) / 2**64 < {method.get('eval_fraction')}`;
+with two or more environments at least one is held out (the lowest hash) and one stays in training (the
+highest); with a single environment nothing is held out. The rest go to `rl` when the same hash of the
+task id (salt `envfactory-rl-v1:`) is below {method.get('rl_fraction')}, else to `sft`.
+"""
+
+
+def _counts_section(rows_by_split: dict[str, list[dict[str, Any]]], splits: list[str]) -> str:
     all_rows = [r for s in splits for r in rows_by_split[s]]
     by_domain = Counter(r["domain"] for r in all_rows)
     by_env: dict[tuple[str, str], Counter] = {}
@@ -92,43 +153,9 @@ def build_dataset_card(*, name: str, rows_by_split: dict[str, list[dict[str, Any
     turns = Counter(r["num_turns"] for r in all_rows)
     calls = [r["num_tool_calls"] for r in all_rows]
     diff = Counter(r["difficulty"] for r in all_rows)
-    how_policy = _how_policy(method)
-    body = f"""
-# {name}
-
-Multi-turn, tool-using conversations synthesized by envfactory on executable,
-verified environments built from published API documentation. Every row was **replayed** before it was
-kept: its tool calls, executed on a fresh environment session from its initial state, return exactly
-the recorded tool results and earn reward 1 (final state equal to the gold state, final answer stating
-every required fact).
-
-## How it was made
-
-1. Tasks: plans sampled on each environment's tool graph, executed on a fresh session (gold calls,
-   outputs, final state), realized as a request in a person's words with a persona who holds some
-   facts back until asked, split into sub-goals (one per user turn), with a verifiable reward spec.
-2. Rollouts: {how_policy}
-   Tool calls ran against live environment sessions ({method.get('via', 'in-process')}).
-3. Verification: every row replayed; {method.get('replay_failures', 0)} failed the replay and were dropped;
-   {method.get('rollout_failures', 0)} tasks gave no full-reward rollout.
-
-Seed: `{method.get('seed')}`. Tasks requested: `{method.get('n')}`. Command: `{method.get('command', 'envfactory synth')}`.
-
-## Splits
-
-| split | rows | what |
-|---|---|---|
-""" + "\n".join(f"| {s} | {len(rows_by_split[s]):,} | " + {
-        "sft": "training trajectories (SFT)",
-        "rl": "training tasks for RL (each with a verified reference trajectory)",
-        "eval": "held-out environments (none of them appears in sft or rl)"}[s] + " |" for s in splits) + f"""
-
-**Held-out rule.** `eval` holds out whole environments: an environment `domain/env` is held out when
-`int(sha256("envfactory-eval-v1:" + domain/env)[:8 bytes]) / 2**64 < {method.get('eval_fraction')}`;
-with two or more environments at least one is held out (the lowest hash) and one stays in training (the
-highest); with a single environment nothing is held out. The rest go to `rl` when the same hash of the
-task id (salt `envfactory-rl-v1:`) is below {method.get('rl_fraction')}, else to `sft`.
-
+    intents = Counter((r.get("user") or {}).get("intent") or "unknown" for r in all_rows)
+    env_rows = [[e, env_split[e], f"{by_env[(e, env_split[e])]['n']:,}"] for e in envs]
+    return f"""
 ## Counts
 
 Per domain:
@@ -137,25 +164,47 @@ Per domain:
 
 Per environment:
 
-{_table(["environment", "split", "rows"], [[e, env_split[e], f"{by_env[(e, env_split[e])]['n']:,}"] for e in envs])}
+{_table(["environment", "split", "rows"], env_rows)}
 
 Per number of user turns:
 
 {_table(["user turns", "rows"], [[t, f"{n:,}"] for t, n in sorted(turns.items())])}
 
+Per intent:
+
+{_table(["intent", "rows"], [[k, f"{n:,}"] for k, n in sorted(intents.items())])}
+
 Tool calls per row: mean {sum(calls) / max(1, len(calls)):.2f}, max {max(calls, default=0)}.
 Difficulty: {", ".join(f"{k} {v:,}" for k, v in sorted(diff.items()))}.
+"""
 
+
+def _audit_section(audit: list[tuple[str, str, str]] | None) -> str:
+    if not audit:
+        return ""
+    return ("\n## Audit (`envfactory audit DATASET`)\n\nShares of rows, measured on this dataset:\n\n"
+            + _table(["figure", "value", "target"], [list(r) for r in audit]) + "\n")
+
+
+_CHECKS_NOTE = """
+`checks_passed` lists the checks that ran on a row's task and passed; a check that could not run (the
+decontamination index was absent, for one) is not listed.
+"""
+
+_COLUMNS = """
 ## Columns (config `default`)
 
 - `messages`: OpenAI chat format (`system`, `user`, `assistant` with `tool_calls`
-  `{{"id", "type": "function", "function": {{"name", "arguments": "<JSON string>"}}}}`, `tool` with
+  `{"id", "type": "function", "function": {"name", "arguments": "<JSON string>"}}`, `tool` with
   `tool_call_id`); `tools`: OpenAI function declarations with JSON Schema parameters. Both load as plain
-  dicts (the `Json` feature), ready for `tokenizer.apply_chat_template(messages, tools=tools)` and TRL.
-- RL: `prompt` (system + first user message), `env_id`, `initial_state` (`template` = the environment's
-  seeded state, else a state file relative to the environment folder) and `initial_state_hash`,
-  `reward_spec` (state hash, gold diff, gold calls, required facts), `turn_limit`, `user` (persona,
-  goal and sub-goals for the user simulator). Serve the environment with
+  dicts (the `Json` feature), ready for `tokenizer.apply_chat_template(messages, tools=tools)`. There is
+  no `prompt` column here, so TRL's `SFTTrainer` and `maybe_apply_chat_template` read the rows as
+  conversations as they are.
+- RL: `env_id`, `initial_state` (`template` = the environment's seeded state, else a state file relative to
+  the environment folder) and `initial_state_hash`, `reward_spec` (state hash, gold diff, gold calls,
+  required facts), `turn_limit`, `user` (persona, goal, intent and sub-goals for the user simulator).
+  Config `rl` holds the rl split with `prompt` (system + first user message) and `completion` (the
+  verified rest) in place of `messages`: TRL's prompt-completion format. Serve the environment with
   `envfactory serve --domain DOMAIN --env ENV` (stdio or HTTP with a control channel to start sessions
   from a state and read the final hash and diff), and score with `envfactory.reward.score_trajectory`.
 - Provenance: `domain`, `env`, `source_docs`, `task_id`, `seed`, `difficulty`, `predicted_pass_rate`,
@@ -163,7 +212,11 @@ Difficulty: {", ".join(f"{k} {v:,}" for k, v in sorted(diff.items()))}.
 
 Config `sharegpt` has the sft and eval rows in LlamaFactory's ShareGPT format (`conversations` with
 `human` / `gpt` / `function_call` / `observation`, `system`, `tools` as a JSON string).
+"""
 
+
+def _loading(name: str) -> str:
+    return f"""
 ## Loading
 
 ```python
@@ -177,11 +230,4 @@ With envfactory installed, the same folder loads as a `DatasetDict` of every spl
 from envfactory.export import load_trajectories
 ds = load_trajectories("trajectories/{name}")
 ```
-
-## Sample row
-
-```json
-{_sample(all_rows[0]) if all_rows else "{}"}
-```
 """
-    return "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=120) + "---\n" + body

@@ -8,7 +8,8 @@ with no ``None``-padded struct keys, so chat templates and TRL see plain OpenAI-
 Layout of a dataset folder::
 
     README.md                            dataset card (YAML front matter: configs, features, ...)
-    data/<split>-00000-of-00001.parquet  config "default": splits sft, rl, eval (one schema)
+    data/<split>-00000-of-00001.parquet  config "default": splits sft, rl, eval (one schema, no prompt column)
+    rl/rl-00000-of-00001.parquet         config "rl": the rl split with prompt and completion (TRL)
     sharegpt/<split>-00000-of-00001.parquet   config "sharegpt" (LlamaFactory): splits sft, eval
 """
 
@@ -23,6 +24,7 @@ from ..errors import ConfigError
 __all__ = [
     "CONFIGS",
     "default_features",
+    "rl_features",
     "sharegpt_features",
     "features_for",
     "split_path",
@@ -31,7 +33,7 @@ __all__ = [
     "dataset_info_yaml",
 ]
 
-CONFIGS = {"default": "data", "sharegpt": "sharegpt"}
+CONFIGS = {"default": "data", "rl": "rl", "sharegpt": "sharegpt"}
 
 
 def _datasets():
@@ -68,7 +70,6 @@ def default_features() -> Any:
         "messages": L(J()),
         "tools": L(J()),
         **_provenance(d),
-        "prompt": L(J()),
         "initial_state": V("string"),
         "initial_state_hash": V("string"),
         "reward_spec": J(),
@@ -81,6 +82,16 @@ def default_features() -> Any:
         "num_tool_calls": V("int64"),
         "reward": V("float64"),
     })
+
+
+def rl_features() -> Any:
+    """Columns of config ``rl``: the default columns with ``prompt`` and ``completion`` (TRL's
+    prompt-completion format) in place of ``messages``."""
+    d = _datasets()
+    f = {k: v for k, v in default_features().items() if k != "messages"}
+    f["prompt"] = d.List(d.Json())
+    f["completion"] = d.List(d.Json())
+    return d.Features(f)
 
 
 def sharegpt_features() -> Any:
@@ -102,7 +113,7 @@ def sharegpt_features() -> Any:
 
 
 def features_for(config: str) -> Any:
-    return default_features() if config == "default" else sharegpt_features()
+    return {"default": default_features, "rl": rl_features}.get(config, sharegpt_features)()
 
 
 def split_path(root: str | os.PathLike, config: str, split: str) -> Path:

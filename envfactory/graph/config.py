@@ -38,6 +38,10 @@ class SamplerConfig(BaseModel):
     p_optional_value: float = Field(0.4, ge=0.0, le=1.0, description="Chance that a create goal states each optional value.")
     p_optional_ref: float = Field(0.3, ge=0.0, le=1.0, description="Chance that a create goal links each optional parent row.")
     horizon_days: int = Field(60, ge=1, description="Made-up dates and times fall within this many days of the clock.")
+    # -- coherence (tasks): what one person would ask for together
+    intent_first: bool = Field(False, description="Plans a person would ask for together: no side look-ups, "
+                               "no unrelated second goal, no change to a row the same plan just created or "
+                               "deletes, and no internal id the user would have to know.")
     # -- retry limits
     goal_tries: int = Field(30, ge=1, description="Goals tried before a sample() call gives up (SampleError).")
     create_tries: int = Field(6, ge=1, description="Groundings tried for one create goal.")

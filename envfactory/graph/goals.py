@@ -103,6 +103,8 @@ class GoalBuilder(Grounder):
                     if ctx.graph.has_edge(c.name, tool.name)
                     and ctx.graph.edges[c.name, tool.name].get("satisfies") is True
                     and pk in ctx.outputs[c.name]]
+        if self.config.intent_first and tool.kind != ToolKind.action:
+            creators = []  # 'create a row, then edit or delete it' is not one person's request
         if creators and (not cands or self.rng.random() < self.config.p_create):
             c = min(creators, key=lambda t: (self.pairs[(ctx.name, t.name, tool.name)], t.name))
             cs, made = self._create_goal(c, {}, "setup")
@@ -274,6 +276,8 @@ class GoalBuilder(Grounder):
                 if t.entity == ent.name and t.key_param is not None and t.kind != ToolKind.create:
                     if t.kind == ToolKind.delete and not after.created and row.get(pk) in ctx.state.referenced[ent.name]:
                         continue
+                    if self.config.intent_first and not self._coherent_follow_up(g_tool, t, after):
+                        continue
                     if ctx.state.check(ent.name, row, t.preconditions):
                         out.append((t, {t.key_param.name: ref(*after.path, pk)}, None, after))
                 elif t.kind == ToolKind.create:
@@ -288,6 +292,16 @@ class GoalBuilder(Grounder):
                 continue
             out.extend(self._parent_options(g_tool, f, row[f.name], parent, ref(*after.path, f.name)))
         return out
+
+    @staticmethod
+    def _coherent_follow_up(first: ToolSpec, t: ToolSpec, after: Landing) -> bool:
+        """Whether a person would ask for ``t`` on the row ``first`` just produced: not to delete or
+        re-edit a row they just created or changed, nor to look it up again (the write returned it)."""
+        if t.kind == ToolKind.delete:
+            return False
+        if after.created or first.writes:
+            return t.kind == ToolKind.action and t.name.split("_")[0] != first.name.split("_")[0]
+        return True
 
     def _parent_options(self, g_tool: ToolSpec, f: Any, parent_key: Any, parent: dict[str, Any], val: Any
                         ) -> list[tuple[ToolSpec, dict[str, Any], dict[str, Any] | None, Landing | None]]:

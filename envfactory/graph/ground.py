@@ -110,6 +110,8 @@ class Grounder:
             except SampleError:
                 self.draft.restore(mark)
                 continue
+        if self.config.intent_first:  # a person does not know internal ids
+            raise SampleError(f"nothing reveals the {entity} {row[pk]} to the agent")
         self.draft.fact(f"{entity}.{pk}", row[pk])  # nothing reveals it: the user has to know it
         return row[pk]
 
@@ -188,6 +190,8 @@ class Grounder:
             if not p.field or row.get(p.field) is None or p.field in avoid:
                 continue
             if ctx.source(lt.name, p.name) == "user":
+                if self.config.intent_first and self._internal(entity, p.field):
+                    continue  # a person does not filter by an internal id
                 if filter_value(p, row[p.field]) is not None:
                     user.append(p)
             elif depth + 1 < self.config.max_depth and ctx.target(lt.name, p.name) in ctx.ents and p.op in ("eq", "in"):
@@ -203,6 +207,12 @@ class Grounder:
         while rest and self._estimate(chosen, ids, entity, row) > lt.page_size:
             chosen.append(rest.pop(0))
         return chosen, rest, ids
+
+    def _internal(self, entity: str, fname: str) -> bool:
+        ent = self.ctx.ents[entity]
+        f = ent.field(fname) if ent.has_field(fname) else None
+        return fname == ent.primary_key or fname == "id" or fname.endswith(("_id", "_uuid")) or (
+            f is not None and f.ref is not None)
 
     def _estimate(self, ps: list[ParamSpec], ids: list[ParamSpec], entity: str, row: dict[str, Any]) -> float:
         """Rows a look-up with filters ``ps`` is expected to return."""
@@ -224,6 +234,11 @@ class Grounder:
         a fresh one for key and unique fields, or one made up within the parameter's bounds."""
         ctx = self.ctx
         ent = ctx.ents[tool.entity]
+        if self.config.intent_first and (p.name.endswith(("_id", "_uuid")) or (
+                p.field and ent.has_field(p.field) and ent.field(p.field).ref)):
+            if not p.required:
+                return None
+            raise SampleError(f"{tool.name}.{p.name} is an internal id no person would state")
         v = None
         if p.field and template is not None:
             v = template.get(p.field)

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import networkx as nx
 
@@ -143,9 +144,9 @@ class TopologySampler:
             draft.goal_steps.append(s)
             if self.rng.random() < cfg.p_second_goal:
                 chained = after is not None and self.rng.random() < cfg.p_chain and b.chain(s, tool, after)
-                if not chained:
+                if not chained and not cfg.intent_first:
                     self._second_goal(b, ctx)
-            if self.rng.random() < cfg.p_branch:
+            if not cfg.intent_first and self.rng.random() < cfg.p_branch:
                 b.branch()
             return self._finish(ctx, draft)
         raise SampleError(f"no goal could be grounded in {cfg.goal_tries} tries; is the environment empty?")

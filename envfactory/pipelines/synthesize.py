@@ -21,21 +21,24 @@ import os
 import shutil
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
+from ..audit.dataset import audit_rows, audit_table
 from ..errors import ConfigError
 from ..export import ShardWriter, read_shards, write_bundles, write_dataset
 from ..llm import ChatModel
 from ..runtime import Environment
 from ..spec import Task, load_tasks, write_tasks
 from ..synth import (
-    TaskConfig,
     McpConnector,
     OraclePolicy,
     Policy,
+    TaskConfig,
     assign_split,
+    build_rl_row,
     build_row,
     build_sharegpt_row,
     build_tasks,
@@ -244,7 +247,7 @@ def synthesize_dataset(
                              eval_fraction=eval_fraction, rl_fraction=rl_fraction, on_progress=on_progress)
     t2 = time.perf_counter()
     result = _export(out, work, task_list, settings, policy=policy, command=command
-                     or f"envfactory synth --n {n} --seed {seed}")
+                     or f"envfactory synth --n {n} --seed {seed}", root=_root_of(envs), envs=by_key)
     result.resumed, result.rolled_out_now = resumed, now
     result.files += _bundles(out, task_list, by_key)
     result.seconds = {"tasks": t1 - t0, "rollouts": t2 - t1, "export": time.perf_counter() - t2}
@@ -259,8 +262,16 @@ def _bundles(out: Path, task_list: list[Task], by_key: dict[str, Environment]) -
     return write_bundles(out, [by_key[k] for k in sorted(states)], states)
 
 
+def _root_of(envs: Sequence[Environment]) -> Path | None:
+    """The project root the environments were loaded from (``<root>/domains/<domain>/<env>``), for the audit."""
+    for e in envs:
+        if e.path is not None and Path(e.path).parent.parent.name == "domains":
+            return Path(e.path).parent.parent.parent
+    return None
+
+
 def _export(out: Path, work: Path, task_list: list[Task], settings: dict[str, Any], *, policy: Policy,
-            command: str) -> SynthResult:
+            command: str, root: Path | None = None, envs: dict[str, Environment] | None = None) -> SynthResult:
     """The dataset from the shards (the same bytes whether or not the run was interrupted)."""
     recs = {r["task_id"]: r for r in read_shards(work / "shards")}
     rows_by_split: dict[str, list[dict[str, Any]]] = {"sft": [], "rl": [], "eval": []}
@@ -277,7 +288,10 @@ def _export(out: Path, work: Path, task_list: list[Task], settings: dict[str, An
             replay_fail += r["status"] == "replay_failed"
             failures[(r["reason"] or "")[:120]] += 1
     sharegpt = {s: [build_sharegpt_row(r) for r in rows_by_split[s]] for s in ("sft", "eval")}
-    files = write_dataset(out, settings["name"], rows_by_split, sharegpt, license=settings["license"], method={
+    table = audit_table(audit_rows([r for rows in rows_by_split.values() for r in rows], root or Path("."),
+                                   path=str(out), envs=envs))
+    files = write_dataset(out, settings["name"], rows_by_split, sharegpt, license=settings["license"], audit=table,
+                          rl_rows=[build_rl_row(r) for r in rows_by_split["rl"]], method={
         "policy": "oracle" if policy.name == "oracle" else "teacher",
         "teacher_model": policy.name.split(":", 1)[-1], "attempts": policy.attempts,
         "user_model": settings["user_model"], "via": settings["via"], "seed": settings["seed"], "n": settings["n"],

@@ -73,6 +73,10 @@ class SubGoal(BaseModel):
     text: str
     steps: list[int] = Field(default_factory=list, description="Indices into Task.gold.")
     reveals: list[str] = Field(default_factory=list, description="Keys of hidden facts this sub-goal may need.")
+    kind: Literal["request", "refusal"] = Field(
+        "request", description="'refusal': a request the tools cannot serve; the assistant declines it.")
+    answers: list[str] = Field(default_factory=list, description="Answer facts this sub-goal asks for.")
+    decline: str = Field("", description="For a refusal: what the assistant cannot do, as it says it.")
 
 
 class Difficulty(BaseModel):
@@ -91,6 +95,8 @@ class Task(BaseModel):
     seed: int = 0
     persona: Persona
     goal: str = Field(description="The whole request in a person's words.")
+    intent: str = Field("", description="What the person wants, by pattern: find and report, change my own "
+                                        "thing, create with references looked up, cancel or refund, ...")
     subgoals: list[SubGoal] = Field(default_factory=list, description="The goal split into turns.")
     gold: list[GoldStep]
     answer_facts: list[str] = Field(default_factory=list, description="Strings the final answer must state.")

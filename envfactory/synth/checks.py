@@ -17,17 +17,19 @@ from typing import Any
 
 from ..errors import RuntimeToolError
 from ..reward import normalize_text, score_trajectory
-from ..spec import EnvSpec, ToolKind
-from ..text import format_answer
+from ..spec import EnvSpec, Task, ToolKind
+from ..text import format_answer, format_plain
 from .decontam import DEFAULT_THRESHOLD, NgramIndex
-from .phrasing import ftype, id_like, say_value
+from .invariants import GoldView, goal_mismatches, internal_ids, invented_args, unused_calls
+from .phrasing import ftype, id_like, parse_fact_key, say_value
 from .selections import candidates_after_facts
-from ..spec import Task
 
 __all__ = ["Finding", "CHECKS", "check_solvable", "check_not_presatisfied", "check_complete",
-           "check_not_overspecified", "check_decontaminated", "run_checks", "DESCRIPTION_OVERLAP"]
+           "check_not_overspecified", "check_decontaminated", "check_provenance", "check_needed", "check_resolves", "check_not_handed_over",
+           "run_checks", "user_words", "DESCRIPTION_OVERLAP"]
 
-CHECKS = ("solvable", "not_presatisfied", "complete", "not_overspecified", "decontaminated")
+CHECKS = ("solvable", "not_presatisfied", "complete", "not_overspecified", "provenance", "needed", "resolves",
+          "not_handed_over", "decontaminated")
 DESCRIPTION_OVERLAP = 0.6
 _STEP_LIST = re.compile(r"\b(first(ly)?\b.{0,80}\b(then|next|after that|afterwards)\b|step \d|^\s*\d[.)]\s|"
                         r"\bthen call\b|\bfinally,? (call|use)\b)", re.I | re.S)
@@ -37,9 +39,12 @@ _STOP = set("a an the and or of to for in on at by with from is are be it its th
 
 @dataclass(frozen=True)
 class Finding:
+    """One check's outcome. ``ran`` is False when the check could not run (its data was missing)."""
+
     check: str
     ok: bool
     message: str = ""
+    ran: bool = True
 
 
 def _replay(env: Any, task: Task) -> tuple[str, dict, list[dict]]:
@@ -172,7 +177,7 @@ def check_not_overspecified(task: Task, spec: EnvSpec) -> Finding:
 def check_decontaminated(task: Task, index: NgramIndex | None, threshold: float = DEFAULT_THRESHOLD) -> Finding:
     if index is None or not index.sources:
         why = "; ".join(index.unavailable.values()) if index else "bfcl index unavailable"
-        return Finding("decontaminated", True, f"skipped: {why}")
+        return Finding("decontaminated", True, f"skipped: {why}", ran=False)
     texts = [task.goal] + [s.text for s in task.subgoals]
     for tx in texts:
         r, src = index.overlap(tx)
@@ -181,7 +186,62 @@ def check_decontaminated(task: Task, index: NgramIndex | None, threshold: float 
     return Finding("decontaminated", True)
 
 
-def run_checks(task: Task, env: Any, index: NgramIndex | None = None) -> list[Finding]:
+def user_words(task: Task) -> str:
+    """What the user says over a conversation: the goal, and each hidden fact when asked for it."""
+    return " ".join([task.goal] + [format_plain(v) for v in task.persona.hidden_facts.values()])
+
+
+def check_provenance(task: Task, spec: EnvSpec) -> Finding:
+    """Every gold argument comes from the user's words, an earlier result or a documented default."""
+    bad = invented_args(spec, GoldView.of_task(task), user_words(task))
+    return Finding("provenance", not bad, f"invented: {bad[0]}" if bad else "")
+
+
+def check_needed(task: Task, spec: EnvSpec) -> Finding:
+    """Every gold read feeds a later call or the answer."""
+    bad = unused_calls(spec, GoldView.of_task(task))
+    return Finding("needed", not bad, f"the output of {bad[0]} is never used" if bad else "")
+
+
+def check_resolves(task: Task, spec: EnvSpec, state: Any | None) -> Finding:
+    """The goal's descriptors pick exactly the rows the gold run acts on; no internal id is said."""
+    if state is None:
+        return Finding("resolves", True, "skipped: no state index", ran=False)
+    view = GoldView.of_task(task)
+    ids = internal_ids(spec, view, task.goal)
+    if ids:
+        return Finding("resolves", False, f"states the internal id {ids[0]}")
+    for k, v in {**task.persona.known_facts, **task.persona.hidden_facts}.items():
+        pk = parse_fact_key(spec, k)
+        if pk is not None and pk[0] != "prefer" and id_like(spec, pk[1], pk[2]):
+            return Finding("resolves", False, f"the user would have to know the internal id {v}")
+    bad = goal_mismatches(spec, state, view)
+    return Finding("resolves", not bad, bad[0] if bad else "")
+
+
+def check_not_handed_over(task: Task) -> Finding:
+    """No required fact is among the user's own words (an answer that repeats them earns nothing)."""
+    from ..reward import fact_in_text
+
+    words = user_words(task) + " " + task.persona.name
+    bad = [f for f in task.reward.required_facts if fact_in_text(f, words)]
+    return Finding("not_handed_over", not bad, f"the user already says {bad[0]!r}" if bad else "")
+
+
+def run_checks(task: Task, env: Any, index: NgramIndex | None = None, state: Any | None = None, *,
+               first_failure: bool = False) -> list[Finding]:
+    """Every check, in ``CHECKS`` order (up to the first that fails with ``first_failure``); ``state``:
+    a ``StateIndex`` of the initial state (the resolver's ground truth; without it ``resolves`` does
+    not run)."""
     spec = env.spec
-    return [check_solvable(task, env), check_not_presatisfied(task, env), check_complete(task, spec),
-            check_not_overspecified(task, spec), check_decontaminated(task, index)]
+    out = []
+    for run in (lambda: check_solvable(task, env), lambda: check_not_presatisfied(task, env),
+                lambda: check_complete(task, spec), lambda: check_not_overspecified(task, spec),
+                lambda: check_provenance(task, spec), lambda: check_needed(task, spec),
+                lambda: check_resolves(task, spec, state), lambda: check_not_handed_over(task),
+                lambda: check_decontaminated(task, index)):
+        f = run()
+        out.append(f)
+        if first_failure and not f.ok:
+            break
+    return out

@@ -46,7 +46,10 @@ class TaskConfig(BaseModel):
                                                                "concurrency).")
     rewrite_temperature: float = Field(0.7, ge=0.0, description="Temperature of the model that rewrites goals.")
     samples_shown: int = Field(6, ge=0, description="Goals quoted in the report.")
-    sampler: SamplerConfig = Field(default_factory=SamplerConfig, description="How plans are sampled.")
+    sampler: SamplerConfig = Field(default_factory=lambda: SamplerConfig(intent_first=True),
+                                   description="How plans are sampled (intent-first: plans one person would ask for).")
+    p_refusal: float = Field(0.07, ge=0.0, le=1.0, description="Share of tasks with a last request the tools cannot "
+                                                               "serve, which the assistant declines.")
 
     def turn_limit(self, steps: int) -> int:
         """Assistant messages a task with ``steps`` gold steps may take."""

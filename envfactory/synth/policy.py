@@ -17,17 +17,12 @@ when it has nothing more to say.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..llm import ChatMessage, ChatModel, ToolCall
-from ..spec import ToolKind, tool_input_schema
-from ..text import english, format_plain, phrases, plural
-from ..spec import Task
-from .user_sim import fact_name, match_asked_facts
+from ..llm import ChatMessage, ChatModel
+from ..spec import Task, tool_input_schema
+from .oracle_script import call_id, groups, write_script
 
 __all__ = ["Episode", "Policy", "OraclePolicy", "TeacherPolicy", "build_tool_schemas", "build_system_prompt",
            "call_id"]
@@ -67,63 +62,7 @@ def build_system_prompt(task: Task, env: Any) -> str:
             "that states the results.")
 
 
-def call_id(task_id: str, n: int, attempt: int = 0) -> str:
-    """A deterministic tool-call id: 9 alphanumeric characters (valid for OpenAI and Mistral templates)."""
-    return hashlib.sha1(f"{task_id}:{attempt}:{n}".encode()).hexdigest()[:9]
-
-
 # ---- the oracle ---------------------------------------------------------------------------------
-
-
-def _words(name: str) -> str:
-    return name.replace("_", " ")
-
-
-
-
-def _uses(value: Any, fact: Any) -> bool:
-    if isinstance(value, list):
-        return any(_uses(v, fact) for v in value)
-    if isinstance(value, dict):
-        return any(_uses(v, fact) for v in value.values())
-    if isinstance(fact, bool) or isinstance(value, bool):
-        return value is fact
-    return value == fact
-
-
-def _summary(env: Any, tool: str, output: Any) -> str:
-    t = env.spec.tool(tool)
-    ent = _words(t.entity)
-    if t.kind == ToolKind.list and isinstance(output, dict):
-        n = output.get("count", len(output.get("items") or []))
-        return f"I found {n} matching {plural(ent) if n != 1 else ent}"
-    if t.kind == ToolKind.delete:
-        return f"the {ent} is deleted"
-    if isinstance(output, dict):
-        pk = env.spec.entity(t.entity).primary_key
-        bits = [f"{ent} {format_plain(output[pk])}" if pk in output else f"the {ent}"]
-        state = next((f for f in english().fields.state_fields if output.get(f) is not None), None)
-        if state is not None:
-            bits.append(f"is now {format_plain(output[state])}" if t.writes else f"is {format_plain(output[state])}")
-        elif t.writes:
-            bits.append("is updated" if t.kind != ToolKind.create else "is created")
-        return " ".join(bits)
-    return f"the {ent} is done"
-
-
-def _state_fact(fact: str, gold: list[Any]) -> str:
-    """'booking id: BK00012' when a gold output holds the fact under a key, else the fact itself."""
-    for step in reversed(gold):
-        out = step.output
-        if not isinstance(out, dict):
-            continue
-        rows = out["items"] if isinstance(out.get("items"), list) else [out]
-        for row in rows:
-            if isinstance(row, dict):
-                for k, v in row.items():
-                    if v is not None and not isinstance(v, (dict, list)) and str(v) == fact:
-                        return f"{_words(k)}: {fact}"
-    return fact
 
 
 @dataclass
@@ -140,98 +79,28 @@ class _OracleEpisode:
 
 
 class OraclePolicy:
-    """Gold calls with natural messages; asks for hidden facts before the step that needs them."""
+    """Gold calls with specific messages; asks for hidden facts before the step that needs them,
+    answers each sub-goal when it is done, recovers from a rejected call in ``recover_rate`` of the
+    runs and declines what the tools cannot do (``oracle_script``)."""
 
     name = "oracle"
     attempts = 1
 
-    def __init__(self, *, seed: int = 0, confirm_rate: float = 0.3):
+    def __init__(self, *, seed: int = 0, confirm_rate: float = 0.3, recover_rate: float = 0.15):
         self.seed = seed
         self.confirm_rate = confirm_rate
+        self.recover_rate = recover_rate
 
     def begin(self, task: Task, env: Any, tools: list[dict[str, Any]], *, attempt: int = 0) -> _OracleEpisode:
         return _OracleEpisode(self.script(task, env, attempt=attempt))
 
     def groups(self, task: Task) -> list[tuple[int, list[int]]]:
-        """(sub-goal index, gold step indices) per turn: every step runs in gold order, in the turn of
-        the first sub-goal that needs it or a later step."""
-        n = len(task.gold)
-        if not task.subgoals:
-            return [(0, list(range(n)))]
-        out, done = [], 0
-        for k, sg in enumerate(task.subgoals):
-            last = k == len(task.subgoals) - 1
-            upto = n if last else (max(sg.steps) + 1 if sg.steps else done)
-            upto = max(upto, done)
-            out.append((k, list(range(done, upto))))
-            done = upto
-        return out
+        """(sub-goal index, gold step indices) per turn (see ``oracle_script.groups``)."""
+        return groups(task)
 
     def script(self, task: Task, env: Any, *, attempt: int = 0) -> list[ChatMessage]:
-        rng = random.Random(f"oracle:{task.task_id}:{self.seed}:{attempt}")
-        hidden = dict(task.persona.hidden_facts)
-        keys = list({**task.persona.known_facts, **hidden})
-        revealed: set[str] = set()
-        msgs: list[ChatMessage] = []
-        n_call = 0
-        groups = self.groups(task)
-        for g, (k, steps) in enumerate(groups):
-            sg = task.subgoals[k] if task.subgoals else None
-            first = True
-            # hidden facts this turn needs: those its steps use, plus the sub-goal's declared reveals
-            need_at: dict[int, list[str]] = {}
-            for key, val in hidden.items():
-                if key in revealed:
-                    continue
-                at = next((i for i in steps if _uses(task.gold[i].args, val)), None)
-                if at is None and sg is not None and key in sg.reveals:
-                    at = steps[0] if steps else -1
-                if at is not None:
-                    need_at.setdefault(at, []).append(key)
-            if -1 in need_at:
-                ask = need_at.pop(-1)
-                msgs.append(self._ask(rng, ask, keys))
-                revealed.update(ask)
-            for i in steps:
-                ask = [x for x in need_at.get(i, []) if x not in revealed]
-                if ask:
-                    msgs.append(self._ask(rng, ask, keys))
-                    revealed.update(ask)
-                    first = False
-                step = task.gold[i]
-                t = env.spec.tool(step.tool)
-                parts = step.tool.split("_")
-                verb = f"{parts[0]} the {parts[1]}" if len(parts) == 2 else _words(step.tool)
-                if t.writes and step.role == "goal" and rng.random() < self.confirm_rate:
-                    c = rng.choice(phrases("oracle_confirm")).format(verb=verb)
-                    if not match_asked_facts(c, keys):  # a confirmation the user could read as naming a fact
-                        msgs.append(ChatMessage.assistant(c))
-                        first = False
-                text = rng.choice(phrases("oracle_before")[t.kind.value]).format(
-                    ent=_words(t.entity), ents=plural(_words(t.entity)), verb=verb)
-                if first:
-                    text = rng.choice(phrases("oracle_first")) + text
-                    first = False
-                call = ToolCall(id=call_id(task.task_id, n_call, attempt), name=step.tool,
-                                arguments=dict(step.args), raw_arguments=json.dumps(step.args, ensure_ascii=False))
-                n_call += 1
-                msgs.append(ChatMessage.assistant(text, [call]))
-            goal_steps = [i for i in steps if task.gold[i].role == "goal"]
-            last_step = task.gold[(goal_steps or steps)[-1]] if steps else None
-            done = _summary(env, last_step.tool, last_step.output) if last_step else "that is done"
-            if g < len(groups) - 1:
-                msgs.append(ChatMessage.assistant(f"Done: {done}."))
-            else:
-                facts = [_state_fact(f, task.gold) for f in task.answer_facts]
-                text = f"All set: {done}."
-                if facts:
-                    text += " Here are the details: " + "; ".join(facts) + "."
-                msgs.append(ChatMessage.assistant(text.replace("?", "")))
-        return msgs
-
-    def _ask(self, rng: random.Random, ask: list[str], keys: list[str]) -> ChatMessage:
-        names = " and the ".join(fact_name(x) for x in ask)
-        return ChatMessage.assistant(rng.choice(phrases("oracle_ask")).format(names=names))
+        return write_script(task, env, seed=self.seed, attempt=attempt, confirm_rate=self.confirm_rate,
+                            recover_rate=self.recover_rate)
 
 
 # ---- the teacher --------------------------------------------------------------------------------

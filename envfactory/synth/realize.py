@@ -21,11 +21,12 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from ..graph import GoldResult
 from ..graph.plan import REF, is_ref
-from ..spec import EnvSpec, FieldType, ToolKind
+from ..spec import EnvSpec, FieldType, Persona, SubGoal, ToolKind
 from ..text import article, format_answer, humanize, implausible_count, join_phrases, phrases, plural
 from .phrasing import (
     describe,
@@ -40,9 +41,9 @@ from .phrasing import (
     value_phrase,
 )
 from .selections import Selection, find_selections
-from ..spec import Persona, SubGoal
 
-__all__ = ["Realization", "Selection", "realize_goal", "find_selections", "parse_fact_key", "is_person_entity"]
+__all__ = ["Realization", "Selection", "realize_goal", "out_of_scope_request", "find_selections", "parse_fact_key",
+           "is_person_entity"]
 
 Fact = tuple[str, str, Any]  # (fact key, field or parameter, value)
 
@@ -56,6 +57,7 @@ class Realization:
     masked_args: list[list[str]]
     selections: list[Selection] = field(default_factory=list)
     rules: list[str] = field(default_factory=list)
+    intent: str = ""
 
     @property
     def unresolved(self) -> list[Selection]:
@@ -64,9 +66,34 @@ class Realization:
 
 def realize_goal(spec: EnvSpec, gold: GoldResult, *, seed: int = 0, style: str | None = None,
                  prefer_constraints: bool = True, hide_rate: float = 0.35,
-                 drop_facts: set[str] | None = None) -> Realization:
-    """Write the request a person would make for ``gold`` (an executed plan)."""
-    return _Realizer(spec, gold, seed, style, prefer_constraints, hide_rate, drop_facts or set()).run()
+                 drop_facts: set[str] | None = None, refusal: bool = False) -> Realization:
+    """Write the request a person would make for ``gold`` (an executed plan). ``refusal``: end with a
+    request none of the environment's tools can serve (the assistant declines it)."""
+    r = _Realizer(spec, gold, seed, style, prefer_constraints, hide_rate, drop_facts or set())
+    r.refusal = out_of_scope_request(spec, r.rng) if refusal else None
+    return r.run()
+
+
+def out_of_scope_request(spec: EnvSpec, rng: random.Random) -> tuple[str, str] | None:
+    """(what the user asks, what the assistant says it cannot do) for a request no tool of ``spec``
+    serves: none of the request's key words is in a tool's name or description."""
+    words: set[str] = set()
+    for t in spec.tools:
+        words |= set(re.findall(r"[a-z]+", (t.name.replace("_", " ") + " " + (t.description or "")).lower()))
+    table = phrases("out_of_scope")
+    keys = [k for k in table if not set(k.split()) & words]
+    if not keys:
+        return None
+    ask, decline = table[rng.choice(keys)].split("|", 1)
+    return ask, decline
+
+
+@cache
+def _faker() -> Any:
+    """One Faker (making one costs ~10 ms); every use seeds it first, so output stays deterministic."""
+    from faker import Faker
+
+    return Faker("en_US")
 
 
 def _ancestors(plan: Any, i: int) -> list[int]:
@@ -113,15 +140,17 @@ class _Realizer:
         self.extra_phrase: dict[str, str] = {}  # entity -> implicit constraint ("the cheapest one")
         self.selections: list[Selection] = []
         self.inst_of: dict[int, str] = {}
+        self.refusal: tuple[str, str] | None = None
+        self.persona_name = ""
 
     def run(self) -> Realization:
         self._collect_facts()
         self._select()
-        persona_name = self._persona_name()
+        persona_name = self.persona_name = self._persona_name()
         self._hide()
         self._instances()
-        phrased, answers = self._goal_phrases()
-        goal, subgoals = self._assemble(persona_name, phrased)
+        phrased, answers, answers_of = self._goal_phrases()
+        goal, subgoals = self._assemble(persona_name, phrased, answers_of)
         masked = []
         for st in self.plan.steps:
             if self.spec.tool(st.tool).kind == ToolKind.list:
@@ -129,7 +158,25 @@ class _Realizer:
             else:
                 masked.append(sorted(a for a in st.args if a in ("limit", "offset", "sort_by", "order")))
         persona = Persona(name=persona_name, style=self.style, known_facts=self.known, hidden_facts=self.hidden)
-        return Realization(persona, goal, subgoals, answers, masked, self.selections, sorted(set(self.rules)))
+        return Realization(persona, goal, subgoals, answers, masked, self.selections, sorted(set(self.rules)),
+                           intent=self._intent())
+
+    def _intent(self) -> str:
+        """The pattern of what the person wants, read off the plan's goals."""
+        kinds = [self.spec.tool(self.plan.steps[g].tool) for g in self.plan.goal_steps]
+        if len(kinds) > 1:
+            return "errand on related rows"
+        t = kinds[0]
+        if t.kind == ToolKind.action and t.preconditions and t.name.split("_")[0] in phrases("precondition_verbs"):
+            return "cancel or refund under a precondition"
+        if t.kind == ToolKind.create:
+            looked_up = any(st.role == "discover" for st in self.plan.steps)
+            return "create with references looked up" if looked_up else "create"
+        if t.kind in (ToolKind.update, ToolKind.action, ToolKind.delete):
+            return "change my own thing"
+        if any(s.how == "constraint" for s in self.selections):
+            return "compare and choose"
+        return "find and report"
 
     # ---- what the user knows ----------------------------------------------------------------------
 
@@ -181,9 +228,7 @@ class _Realizer:
             name = person_name(row) if row else None
             if name:
                 return name
-        from faker import Faker
-
-        fk = Faker("en_US")
+        fk = _faker()
         fk.seed_instance(self.rng.randrange(1 << 30))
         return fk.name()
 
@@ -229,27 +274,34 @@ class _Realizer:
 
     # ---- one phrase per goal ----------------------------------------------------------------------
 
-    def _goal_phrases(self) -> tuple[list[tuple[str, list[int], list[str]]], list[str]]:
+    def _goal_phrases(self) -> tuple[list[tuple[str, list[int], list[str]]], list[str], list[list[str]]]:
         """(phrase, steps it covers, hidden facts it may reveal) per goal, set-up writes folded
         into the goal they serve; and the answer facts."""
         out: list[tuple[str, list[int], list[str]]] = []
         answers: list[str] = []
-        stated = {format_answer(v) for v in self.known.values()} | {str(v) for v in self.known.values()}
+        answers_of: list[list[str]] = []
+        # what the user says or gives when asked is never an answer they ask for
+        said = list(self.known.values()) + list(self.hidden.values()) + [self.persona_name]
+        said += self.persona_name.split()  # the user's own name is not an answer they ask for
+        stated = {format_answer(v) for v in said} | {str(v) for v in said}
         used_setup: set[int] = set()
         described: set[str] = set()
         for g in self.plan.goal_steps:
             phrase, steps, reveals, ans = self._one_goal(g, stated, used_setup, described)
-            answers.extend(a for a in ans if a not in answers)
-            same = next((ph for ph in out if ph[0] == phrase), None)
+            new = [a for a in ans if a not in answers]
+            answers.extend(new)
+            same = next((k for k, ph in enumerate(out) if ph[0] == phrase), None)
             if same is not None:
                 # The same request twice (a merged plan that repeats a step): say it once.
-                same[1][:] = sorted(set(same[1]) | set(steps))
-                same[2].extend(r for r in reveals if r not in same[2])
+                out[same][1][:] = sorted(set(out[same][1]) | set(steps))
+                out[same][2].extend(r for r in reveals if r not in out[same][2])
+                answers_of[same].extend(new)
                 continue
             out.append((phrase, steps, reveals))
+            answers_of.append(new)
         if len(self.plan.goal_steps) > 1:
             self.rules.append("goal_expansion")
-        return out, answers
+        return out, answers, answers_of
 
     def _one_goal(self, g: int, stated: set[str], used_setup: set[int], described: set[str]
                   ) -> tuple[str, list[int], list[str], list[str]]:
@@ -272,7 +324,7 @@ class _Realizer:
         setup_bits = self._setup_bits(anc, used_setup, ctx_ents)
         ctx = ""
         if ctx_ents:
-            ctx = " for " + " of ".join(
+            ctx = self.rng.choice(phrases("links")) + " of ".join(
                 describe(spec, _ent_of(e), self._efacts(e) if e not in described else [], "the",
                          self.extra_phrase.get(_ent_of(e), "") if e not in described else "")
                 for e in ctx_ents[:3])
@@ -316,18 +368,24 @@ class _Realizer:
             desc = f"the {label(spec, _ent_of(inst), path[-1])} of {desc}"
         return desc
 
-    def _assemble(self, persona_name: str, phrased: list[tuple[str, list[int], list[str]]]
-                  ) -> tuple[str, list[SubGoal]]:
+    def _assemble(self, persona_name: str, phrased: list[tuple[str, list[int], list[str]]],
+                  answers_of: list[list[str]]) -> tuple[str, list[SubGoal]]:
+        """The goal (the request alone: the greeting is the user's, once, in the first message) and
+        one sub-goal per request, each with the answer facts it asks for."""
         rng, asks = self.rng, phrases("asks")[self.style]
-        opener = rng.choice(phrases("openers")[self.style]).format(name=persona_name)
         req = phrased[0][0]
         for p, _, _ in phrased[1:]:
             req += rng.choice(phrases("joins")) + p
-        goal = _tidy(opener + rng.choice(asks).format(req=req))
         subgoals = []
-        for i, (p, steps, reveals) in enumerate(phrased):
-            text = rng.choice(asks).format(req=p)
-            subgoals.append(SubGoal(text=_tidy((opener if i == 0 else "") + text), steps=steps, reveals=reveals))
+        for (p, steps, reveals), ans in zip(phrased, answers_of):
+            subgoals.append(SubGoal(text=_tidy(rng.choice(asks).format(req=p)), steps=steps, reveals=reveals,
+                                    answers=ans))
+        if self.refusal is not None:
+            ask, decline = self.refusal
+            subgoals.append(SubGoal(text=_tidy(rng.choice(phrases("refusal_asks")).format(req=ask)), kind="refusal",
+                                    decline=decline))
+            req += rng.choice(phrases("joins")) + ask
+        goal = _tidy(rng.choice(asks).format(req=req))
         return goal, subgoals
 
 
@@ -407,7 +465,8 @@ def _goal_phrase(r: _Realizer, t: Any, st: Any, own: list, extra: str, ctx: str,
         fields = _answer_fields(spec, t.entity, out or {}, stated, rng, exclude=own_fields)
         ask = join_phrases([label(spec, t.entity, f) for f, _ in fields]) or "details"
         its = "their" if is_person_entity(spec.entity(t.entity)) else "its"
-        return f"{rng.choice(phrases('get_verbs'))} {obj} and tell me {its} {ask}", [format_answer(v) for _, v in fields]
+        tell = rng.choice(phrases("tell_me")).format(its=its, what=ask)
+        return f"{rng.choice(phrases('get_verbs'))} {obj} {tell}", [format_answer(v) for _, v in fields]
     if t.kind == ToolKind.list:
         return _list_phrase(r, t, own, extra, ctx, out, stated)
     if t.kind == ToolKind.create:
@@ -446,9 +505,10 @@ def _list_phrase(r: _Realizer, t: Any, own: list, extra: str, ctx: str, out: Any
     if items and len(items) <= 3 and not (out or {}).get("has_more"):
         disp = _list_answer_field(spec, t.entity, items, {f for f, _ in own}, stated)
         if disp:
-            return (f"{rng.choice(phrases('list_verbs'))} {base}{ctx} and tell me their "
-                    f"{label(spec, t.entity, disp)}"), [format_answer(it[disp]) for it in items]
-        return f"tell me how many {base}{ctx} there are", [str(len(items))]
+            tell = rng.choice(phrases("tell_me")).format(its="their", what=label(spec, t.entity, disp))
+            return f"{rng.choice(phrases('list_verbs'))} {base}{ctx} {tell}", [format_answer(it[disp]) for it in items]
+        if str(len(items)) not in stated and str(len(items)) not in re.findall(r"\d+", base + ctx):
+            return rng.choice(phrases("how_many")).format(what=f"{base}{ctx}"), [str(len(items))]
     return f"{rng.choice(phrases('list_verbs'))} {base}{ctx}", []
 
 

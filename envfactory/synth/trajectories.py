@@ -6,7 +6,8 @@ One row per kept trajectory, the same columns in every split:
   ``tool_calls`` ``{"id", "type": "function", "function": {"name", "arguments": JSON string}}``,
   ``tool`` with ``tool_call_id``), what HF chat templates and TRL's SFTTrainer accept;
 - ``tools``: the environment's tools as OpenAI function declarations (JSON Schemas);
-- RL fields: ``prompt`` (system + first user message), ``env_id`` (``domain/env``, what
+- RL fields (config ``rl`` adds ``prompt``, system + first user message, and ``completion``, the
+  rest; config ``default`` has no ``prompt``, so TRL's SFTTrainer reads its rows as conversations): ``env_id`` (``domain/env``, what
   ``envfactory serve --domain D --env E`` serves), ``initial_state`` (``template`` or a state
   file relative to the env folder) and its hash, ``reward_spec`` (``envfactory.reward.RewardSpec``),
   ``turn_limit``, and ``user`` (persona, goal and sub-goals for ``UserSimulator``);
@@ -35,6 +36,7 @@ __all__ = [
     "eval_envs",
     "assign_split",
     "build_row",
+    "build_rl_row",
     "build_sharegpt_row",
     "replay_row",
     "task_meta",
@@ -94,13 +96,11 @@ def task_meta(task: Task) -> dict[str, Any]:
 def build_row(tr: Trajectory) -> dict[str, Any]:
     """The dataset row for a kept trajectory (the same columns in every split)."""
     t = tr.task
-    first_user = next(i for i, m in enumerate(tr.messages) if m["role"] == "user")
     return {
         "id": t.task_id,
         "messages": tr.messages,
         "tools": tr.tools,
         **task_meta(t),
-        "prompt": tr.messages[: first_user + 1],
         "initial_state": t.initial_state,
         "initial_state_hash": t.reward.initial_state_hash,
         "reward_spec": t.reward.model_dump(mode="json"),
@@ -108,6 +108,7 @@ def build_row(tr: Trajectory) -> dict[str, Any]:
         "user": {
             "persona": t.persona.model_dump(mode="json"),
             "goal": t.goal,
+            "intent": t.intent,
             "subgoals": [sg.model_dump(mode="json") for sg in t.subgoals],
         },
         "policy": tr.policy,
@@ -117,6 +118,16 @@ def build_row(tr: Trajectory) -> dict[str, Any]:
         "num_tool_calls": len(tr.calls),
         "reward": float(tr.reward.reward if tr.reward else 0.0),
     }
+
+
+def build_rl_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The RL config's form of a row: ``prompt`` (system + first user message) and ``completion``
+    (the rest, the verified reference), TRL's prompt-completion format, in place of ``messages``.
+    SFT rows (config ``default``) have no ``prompt``, so TRL reads them as conversations."""
+    msgs = row["messages"]
+    first_user = next(i for i, m in enumerate(msgs) if m["role"] == "user")
+    rest = {k: v for k, v in row.items() if k != "messages"}  # TRL refuses messages beside prompt/completion
+    return {**rest, "prompt": msgs[: first_user + 1], "completion": msgs[first_user + 1:]}
 
 
 def build_sharegpt_row(row: dict[str, Any]) -> dict[str, Any]:

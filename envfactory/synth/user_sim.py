@@ -24,8 +24,8 @@ import re
 from typing import Any
 
 from ..llm import ChatMessage, ChatModel
-from ..text import english, format_plain, phrases, singular
 from ..spec import Task
+from ..text import english, format_plain, phrases, singular
 
 __all__ = ["UserSimulator", "fact_name", "fact_tokens", "match_asked_facts", "is_question"]
 
@@ -42,7 +42,9 @@ def fact_name(key: str) -> str:
     words = field.replace("-", "_").split("_")
     if owner and owner.split("_")[0] not in english().questions.tool_verbs:
         return " ".join(owner.split("_") + words)
-    return " ".join(words)
+    # a tool's parameter: named by the thing the tool makes ('create_file.name' -> "file name")
+    rest = [w for w in owner.split("_")[1:] if w not in words]
+    return " ".join(rest + words)
 
 
 def _stem(w: str) -> str:
@@ -59,6 +61,8 @@ def fact_tokens(key: str) -> tuple[set[str], set[str]]:
     stop = english().questions.stop_words
     ftoks = {_stem(w) for w in _WORD.findall(field.replace("_", " ").lower())} - stop
     otoks = {_stem(w) for w in _WORD.findall(owner.replace("_", " ").lower())} - stop
+    if owner.split("_")[0] in english().questions.tool_verbs:
+        otoks -= {_stem(owner.split("_")[0])}  # 'create_product.price' is owned by the product
     return ftoks or {field.lower()}, otoks
 
 
@@ -87,8 +91,9 @@ def match_asked_facts(text: str, keys: list[str]) -> list[str]:
             hits.append((k, f, o, len(o & words)))
     if not hits:
         return []
-    # most specific field wins over a field that is a strict subset of it
-    hits = [h for h in hits if not any(h[1] < g[1] for g in hits)]
+    # most specific field wins over a field that is a strict subset of it, unless the smaller one's
+    # owner is named too ("the payment status" is payment.status, not order.payment_status)
+    hits = [h for h in hits if not any(h[1] < g[1] for g in hits) or (h[2] and h[2] <= words)]
     out = []
     for h in hits:
         rivals = [g for g in hits if g[1] == h[1]]
@@ -143,7 +148,7 @@ class UserSimulator:
         return self.subgoals[min(self.index, len(self.subgoals) - 1)]
 
     def opening(self) -> str:
-        text = self._say("user_open", t=self.current)
+        text = self._say("user_open", t=self.current, name=self.task.persona.name)
         if self.model is not None:
             text = self._llm("Open the conversation by asking for what you need right now.", {}, fallback=text)
         self.history.append(ChatMessage.user(text))
@@ -182,8 +187,8 @@ class UserSimulator:
 
     # ---- internals --------------------------------------------------------------------------
 
-    def _say(self, name: str, **kw: str) -> str:
-        table = phrases(name)
+    def _say(self, table_name: str, **kw: str) -> str:
+        table = phrases(table_name)
         options = table.get(self.task.persona.style) or table["polite"]
         return self.rng.choice(options).format(**kw)
 

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from envfactory.export.shards import read_shards
-from envfactory.synth.trajectories import build_sharegpt_row, eval_envs, replay_row
+from envfactory.synth.trajectories import build_rl_row, build_sharegpt_row, eval_envs, replay_row
 
 from ._fixtures import synth_two_envs, trip_desk, trip_desk_twin
 
@@ -114,7 +114,10 @@ def test_every_row_is_openai_chat_format(synth):
         for m in row["messages"]:
             for c in m.get("tool_calls") or []:
                 assert isinstance(json.loads(c["function"]["arguments"]), dict)
-        assert row["prompt"] == row["messages"][:2]
+        assert "prompt" not in row and "completion" not in row  # TRL reads an SFT row as a conversation
+        rl = build_rl_row(row)
+        assert rl["prompt"] == row["messages"][:2] and rl["prompt"] + rl["completion"] == row["messages"]
+        assert "messages" not in rl
     for sch in schemas:
         jsonschema.Draft202012Validator.check_schema(json.loads(sch))
 

@@ -20,7 +20,9 @@ from envfactory.llm import (
     ScriptedOpenAIServer,
     ScriptedToolCall,
 )
+from envfactory.graph import SamplerConfig
 from envfactory.runtime import load_environment
+from envfactory.synth import TaskConfig
 from envfactory.spec import write_tasks
 from envfactory.synth.calibrate import measure_pass_rate, predicted_after
 from envfactory.synth.decontam import build_ngram_index
@@ -29,8 +31,9 @@ from envfactory.synth.tasks import build_tasks
 ROOT = Path(__file__).resolve().parents[2]
 IDX = build_ngram_index({"bfcl": ["Find the area of a triangle with a base of 10 units and height of 5 units."]})
 SEED, N, K = 0, 4, 2
-# Seed 0's four tasks all have low structural estimates (0.23-0.35: the MILP picks easier-* for
-# each without a solver). Scripted solver behaviour per task, by position:
+# The topology sampler without intent-first plans (long chains): tasks whose structural estimate is low.
+CFG = TaskConfig(sampler=SamplerConfig())
+# Without a solver the MILP chooses from the structural estimates; with one, from the measured rates. Scripted solver behaviour per task, by position:
 MODES = ["gold", "alternate", "error", "give_up"]
 EXPECTED = {"gold": 1.0, "alternate": 0.5, "error": 0.0, "give_up": 0.0}
 
@@ -44,7 +47,7 @@ def env():
 def seed_tasks(env):
     # Same seed, no model: the seed tasks the model build starts from (the scripted rewriter
     # below always returns an unusable reply, so goals stay the template goals).
-    return build_tasks([env], n=N, seed=SEED, index=IDX, calibrate=False).tasks
+    return build_tasks([env], n=N, seed=SEED, index=IDX, config=CFG, calibrate=False).tasks
 
 
 def _opening_key(task) -> str:
@@ -83,7 +86,7 @@ def scripted_solver(tasks, modes):
 def _build(env, seed_tasks, **kw):
     with ScriptedOpenAIServer(fallback=scripted_solver(seed_tasks, MODES)) as srv:
         model = OpenAICompatModel(srv.base_url, "scripted-solver", max_retries=0)
-        return build_tasks([env], n=N, seed=SEED, index=IDX, model=model, solver_rollouts=K, **kw), srv
+        return build_tasks([env], n=N, seed=SEED, index=IDX, config=CFG, model=model, solver_rollouts=K, **kw), srv
 
 
 def test_measured_rates_come_from_the_rollouts(env, seed_tasks):
@@ -109,13 +112,15 @@ def test_measured_rates_come_from_the_rollouts(env, seed_tasks):
 
 
 def test_the_milp_uses_the_measured_rates(env, seed_tasks):
-    plain = build_tasks([env], n=N, seed=SEED, index=IDX, coverage_targets={})
-    assert all(t.difficulty.calibration_action.startswith("easier") for t in plain.tasks)  # structural p^ ~0.2-0.35
+    plain = build_tasks([env], n=N, seed=SEED, index=IDX, config=CFG, coverage_targets={})
     res, _ = _build(env, seed_tasks, coverage_targets={})
     acts = [t.difficulty.calibration_action for t in res.tasks]
+    # the measured rates, not the structural estimates, decide: the choices differ from the plain run's
+    assert acts != [t.difficulty.calibration_action for t in plain.tasks]
     assert acts[0].startswith("harder"), acts  # measured 1.0
     assert acts[1].startswith("different"), acts  # measured 0.5
-    assert acts[2].startswith("easier") and acts[3].startswith("easier"), acts  # measured 0.0
+    # measured 0.0: never made harder by a kept edit (these two plans have no feasible easier-* edit)
+    assert not any(a.startswith("harder") and not a.endswith("(reverted)") for a in acts[2:]), acts
     for t, mode in zip(res.tasks, MODES):
         d = t.difficulty
         if d.calibration_action.endswith("(reverted)"):
@@ -143,8 +148,8 @@ def test_model_errors_are_failures_not_crashes(env, seed_tasks):
 
 
 def test_no_model_path_is_unchanged(env, tmp_path):
-    a = build_tasks([env], n=N, seed=SEED, index=IDX)
-    b = build_tasks([env], n=N, seed=SEED, index=IDX, solver_rollouts=K)  # ignored without a model
+    a = build_tasks([env], n=N, seed=SEED, index=IDX, config=CFG)
+    b = build_tasks([env], n=N, seed=SEED, index=IDX, config=CFG, solver_rollouts=K)  # ignored without a model
     pa, pb = write_tasks(a.tasks, tmp_path / "a.jsonl"), write_tasks(b.tasks, tmp_path / "b.jsonl")
     assert pa.read_bytes() == pb.read_bytes()
     assert not a.report.solver and not b.report.solver and not b.report.model_usage

@@ -90,7 +90,7 @@ def test_match_asked_facts(text, keys, want):
 
 def test_fact_names_drop_tool_names_and_instance_suffixes():
     assert fact_name("traveler.email") == "traveler email"
-    assert fact_name("create_booking.passengers") == "passengers"
+    assert fact_name("create_booking.passengers") == "booking passengers"  # named by what the tool makes
     assert fact_name("flight.departure_time#2") == "flight departure time"
 
 

@@ -1,0 +1,289 @@
+"""The oracle's side of a conversation, written before it starts (no model).
+
+Per sub-goal, in order: ask for the hidden facts its calls need (just before the call that needs
+them), say what each call looks for in specific terms (the tool's documented purpose and the
+values it is called with), confirm some writes first, and close the sub-goal with what was found
+or done, stating that sub-goal's answers then and there. The last message repeats every answer
+(the final answer the reward reads). A refusal sub-goal is declined with the reason.
+
+A share of runs (``recover_rate``, by a hash of the task id) makes one call with a value in the
+wrong form first (an enum in the wrong case, a date written out, a number as text): the service
+rejects it, nothing changes, and the oracle says what was wrong and calls again correctly. The
+rejected call is checked on a fresh session while the script is written, so the record and its
+replay agree and the reward stays exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from typing import Any
+
+from ..llm import ChatMessage, ToolCall
+from ..spec import FieldType, Task, ToolKind
+from ..text import english, format_plain, phrases, plural
+from .user_sim import fact_name, match_asked_facts
+
+__all__ = ["write_script", "call_id", "wrong_form"]
+
+
+def call_id(task_id: str, n: int, attempt: int = 0) -> str:
+    """A deterministic tool-call id: 9 alphanumeric characters (valid for OpenAI and Mistral templates)."""
+    return hashlib.sha1(f"{task_id}:{attempt}:{n}".encode()).hexdigest()[:9]
+
+
+def _unit(key: str) -> float:
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") / 2**64
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _uses(value: Any, fact: Any) -> bool:
+    if isinstance(value, list):
+        return any(_uses(v, fact) for v in value)
+    if isinstance(value, dict):
+        return any(_uses(v, fact) for v in value.values())
+    if isinstance(fact, bool) or isinstance(value, bool):
+        return value is fact
+    return value == fact
+
+
+def _purpose(description: str) -> str | None:
+    """The documented purpose of a tool as a verb phrase ('search flights by origin and date')."""
+    first = re.split(r"(?<=[.!?])\s|\n|;|\(|, (?:filtered|returns|returning|with optional)| - ",
+                     (description or "").strip(), maxsplit=1)[0].strip().rstrip(".,")
+    if not first or len(first) > 90 or not re.match(r"^[A-Z][a-z]+s?\b", first):
+        return None
+    verb, _, rest = first.partition(" ")
+    verb = verb.lower()
+    if verb.endswith("s") and not verb.endswith("ss"):
+        verb = verb[:-1]  # 'Returns a list' -> 'return a list'
+    if verb in ("this", "the", "a", "an", "returns", "return", "endpoint", "api"):
+        return None
+    return f"{verb} {rest[:1].lower() + rest[1:]}".strip()
+
+
+def _say_args(args: dict[str, Any]) -> str:
+    bits = [f"{_words(k)} {format_plain(v)}" for k, v in args.items()
+            if v not in (None, [], {}) and not isinstance(v, (dict,))][:3]
+    return (" with " + ", ".join(bits)) if bits else ""
+
+
+def wrong_form(env: Any, tool: str, args: dict[str, Any]) -> tuple[dict[str, Any], str, str] | None:
+    """(arguments with one value in a wrong form, the argument, the service's error message) for a
+    call the service rejects on any state, or None when no such variant exists."""
+    t = env.spec.tool(tool)
+    for p in t.params:
+        v = args.get(p.name)
+        if v is None or isinstance(v, (bool, list, dict)):
+            continue
+        cands: list[Any] = []
+        if p.enum and isinstance(v, str):
+            cands = [v.title(), v.upper(), v.replace("_", " ")]
+        elif p.type in (FieldType.date, FieldType.datetime) and isinstance(v, str) and len(v) >= 10:
+            from ..text import format_date
+
+            cands = [format_date(v[:10])]
+        elif p.type in (FieldType.integer, FieldType.number) and isinstance(v, (int, float)):
+            cands = [str(v)]
+        for c in cands:
+            if c == v:
+                continue
+            bad = {**args, p.name: c}
+            with env.new_session() as s:
+                r = s.try_call(tool, bad)
+            if not r["ok"] and r.get("error") == "invalid_argument":
+                return bad, p.name, r["message"]
+    return None
+
+
+class _Script:
+    """One oracle script: messages in order and the running call counter."""
+
+    def __init__(self, task: Task, env: Any, seed: int, attempt: int, confirm_rate: float, recover_rate: float):
+        self.task, self.env, self.attempt = task, env, attempt
+        self.rng = random.Random(f"oracle:{task.task_id}:{seed}:{attempt}")
+        self.confirm_rate = confirm_rate
+        self.recover = _unit(f"recover:{task.task_id}:{seed}") < recover_rate
+        self.msgs: list[ChatMessage] = []
+        self.n_call = 0
+        self.keys = list({**task.persona.known_facts, **task.persona.hidden_facts})
+        self.revealed: set[str] = set()
+        self.said: list[str] = []
+
+    def call(self, text: str, tool: str, args: dict[str, Any]) -> None:
+        c = ToolCall(id=call_id(self.task.task_id, self.n_call, self.attempt), name=tool, arguments=dict(args),
+                     raw_arguments=json.dumps(args, ensure_ascii=False))
+        self.n_call += 1
+        self.msgs.append(ChatMessage.assistant(text, [c]))
+
+    def ask(self, keys: list[str]) -> None:
+        names = " and the ".join(fact_name(x) for x in keys)
+        self.msgs.append(ChatMessage.assistant(self.rng.choice(phrases("oracle_ask")).format(names=names)))
+        self.revealed.update(keys)
+
+    def step_text(self, i: int, first: bool) -> str:
+        step = self.task.gold[i]
+        t = self.env.spec.tool(step.tool)
+        purpose = _purpose(t.description)
+        if purpose and self.rng.random() < 0.6:
+            text = self.rng.choice(phrases("oracle_purpose")).format(what=purpose) + _say_args(step.args) + "."
+        else:
+            verb = " ".join(_words(step.tool).split()[:2])
+            text = self.rng.choice(phrases("oracle_before")[t.kind.value]).format(
+                ent=_words(t.entity), ents=plural(_words(t.entity)), verb=verb)
+        return (self.rng.choice(phrases("oracle_first")) + text) if first else text
+
+    def run_step(self, i: int, first: bool) -> None:
+        step = self.task.gold[i]
+        t = self.env.spec.tool(step.tool)
+        if t.writes and step.role == "goal" and self.rng.random() < self.confirm_rate:
+            c = self.rng.choice(phrases("oracle_confirm")).format(verb=" ".join(_words(step.tool).split()[:2]))
+            if not match_asked_facts(c, self.keys):  # a confirmation the user could read as naming a fact
+                self.msgs.append(ChatMessage.assistant(c))
+                first = False
+        text = self.step_text(i, first)
+        if self.recover:
+            bad = wrong_form(self.env, step.tool, step.args)
+            if bad is not None:
+                self.recover = False
+                args, arg, message = bad
+                self.call(text, step.tool, args)
+                fix = self.rng.choice(phrases("oracle_recover")).format(
+                    arg=_words(arg), value=format_plain(step.args[arg]), why=message.split(": ", 1)[-1])
+                self.call(fix, step.tool, step.args)
+                return
+        self.call(text, step.tool, step.args)
+
+    def close(self, steps: list[int], answers: list[str], last: bool) -> None:
+        goal_steps = [i for i in steps if self.task.gold[i].role == "goal"]
+        s = self.task.gold[(goal_steps or steps)[-1]] if steps else None
+        done = _summary(self.env, s.tool, s.output) if s else "that is done"
+        facts = [_state_fact(f, self.task.gold) for f in answers]
+        text = self.rng.choice(phrases("oracle_done")).format(done=done)
+        if facts:
+            text += " " + self.rng.choice(phrases("oracle_facts")).format(facts="; ".join(facts))
+        if last:
+            text += self.recap(answers)
+        self.said.extend(answers)
+        self.msgs.append(ChatMessage.assistant(text.replace("?", "")))
+
+    def recap(self, now: list[str] = ()) -> str:  # type: ignore[assignment]
+        """The answers not said yet, and a recap of those said in earlier turns (the final answer)."""
+        rest = [f for f in self.task.answer_facts if f not in self.said and f not in now]
+        earlier = [f for f in self.task.answer_facts if f in self.said and f not in now]
+        out = ""
+        if rest:
+            out += " " + self.rng.choice(phrases("oracle_facts")).format(
+                facts="; ".join(_state_fact(f, self.task.gold) for f in rest))
+        if earlier and len(self.task.subgoals) > 1:
+            out += " To recap: " + "; ".join(_state_fact(f, self.task.gold) for f in earlier) + "."
+        return out
+
+    def decline(self, what: str) -> None:
+        text = self.rng.choice(phrases("oracle_decline")).format(what=what)
+        self.msgs.append(ChatMessage.assistant((text + self.recap()).replace("?", "")))
+
+
+def groups(task: Task) -> list[tuple[int, list[int]]]:
+    """(sub-goal index, gold step indices) per turn: every step runs in gold order, in the turn of the
+    first request that needs it or a later step; a refusal gets no steps."""
+    n = len(task.gold)
+    if not task.subgoals:
+        return [(0, list(range(n)))]
+    requests = [k for k, sg in enumerate(task.subgoals) if sg.kind != "refusal"]
+    out: list[tuple[int, list[int]]] = []
+    done = 0
+    for k, sg in enumerate(task.subgoals):
+        if sg.kind == "refusal":
+            out.append((k, []))
+            continue
+        upto = n if k == requests[-1] else (max(sg.steps) + 1 if sg.steps else done)
+        upto = max(upto, done)
+        out.append((k, list(range(done, upto))))
+        done = upto
+    return out
+
+
+def write_script(task: Task, env: Any, *, seed: int = 0, attempt: int = 0, confirm_rate: float = 0.3,
+                 recover_rate: float = 0.15) -> list[ChatMessage]:
+    """The oracle's messages for ``task``, in order (see the module docstring)."""
+    sc = _Script(task, env, seed, attempt, confirm_rate, recover_rate)
+    hidden = dict(task.persona.hidden_facts)
+    gs = groups(task)
+    for g, (k, steps) in enumerate(gs):
+        sg = task.subgoals[k] if task.subgoals else None
+        last = g == len(gs) - 1
+        if sg is not None and sg.kind == "refusal":
+            sc.decline(sg.decline)
+            continue
+        need_at: dict[int, list[str]] = {}
+        for key, val in hidden.items():
+            if key in sc.revealed:
+                continue
+            at = next((i for i in steps if _uses(task.gold[i].args, val)), None)
+            if at is None and sg is not None and key in sg.reveals:
+                at = steps[0] if steps else -1
+            if at is not None:
+                need_at.setdefault(at, []).append(key)
+        first = True
+        if -1 in need_at:
+            sc.ask(need_at.pop(-1))
+        for i in steps:
+            ask = [x for x in need_at.get(i, []) if x not in sc.revealed]
+            if ask:
+                sc.ask(ask)
+                first = False
+            sc.run_step(i, first)
+            first = False
+        answers = list(sg.answers) if sg is not None and task.subgoals else list(task.answer_facts)
+        found = [f for f in task.answer_facts if f not in answers and f not in sc.said
+                 and any(_holds(task.gold[i].output, f) for i in steps)]
+        sc.close(steps, answers + found, last)
+    return sc.msgs
+
+
+def _holds(output: Any, fact: str) -> bool:
+    """Whether a call's output holds the fact as a value (what the audit calls 'found')."""
+    from ..reward import fact_in_text
+
+    return fact_in_text(fact, json.dumps(output, ensure_ascii=False, default=str).replace('"', " "))
+
+
+def _summary(env: Any, tool: str, output: Any) -> str:
+    t = env.spec.tool(tool)
+    ent = _words(t.entity)
+    if t.kind == ToolKind.list and isinstance(output, dict):
+        n = output.get("count", len(output.get("items") or []))
+        return f"I found {n} matching {plural(ent) if n != 1 else ent}"
+    if t.kind == ToolKind.delete:
+        return f"the {ent} is deleted"
+    if isinstance(output, dict):
+        pk = env.spec.entity(t.entity).primary_key
+        bits = [f"{ent} {format_plain(output[pk])}" if pk in output else f"the {ent}"]
+        state = next((f for f in english().fields.state_fields if output.get(f) is not None), None)
+        if state is not None:
+            bits.append(f"is now {format_plain(output[state])}" if t.writes else f"is {format_plain(output[state])}")
+        elif t.writes:
+            bits.append("is updated" if t.kind != ToolKind.create else "is created")
+        return " ".join(bits)
+    return f"the {ent} is done"
+
+
+def _state_fact(fact: str, gold: list[Any]) -> str:
+    """'booking id: BK00012' when a gold output holds the fact under a key, else the fact itself."""
+    for step in reversed(gold):
+        out = step.output
+        if not isinstance(out, dict):
+            continue
+        rows = out["items"] if isinstance(out.get("items"), list) else [out]
+        for row in rows:
+            if isinstance(row, dict):
+                for k, v in row.items():
+                    if v is not None and not isinstance(v, (dict, list)) and str(v) == fact:
+                        return f"{_words(k)}: {fact}"
+    return fact

@@ -1,0 +1,70 @@
+"""``envfactory audit DATASET``: the dataset audit on a small synthesized dataset and on rows made
+to carry each defect (so every counted defect is shown to be caught)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from envfactory.audit.dataset import audit_rows, distinct_n, frame_of, is_dataset_dir, load_rows
+from envfactory.pipelines import synthesize_dataset
+from envfactory.runtime import load_environment
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    env = load_environment(ROOT / "domains" / "travel" / "trip_desk")
+    out = tmp_path_factory.mktemp("ds") / "trip"
+    synthesize_dataset([env], out, n=30, seed=1)
+    return out
+
+
+def test_a_synthesized_dataset_holds_the_invariants(dataset):
+    assert is_dataset_dir(dataset)
+    rows = load_rows(dataset)
+    a = audit_rows(rows, ROOT)
+    assert a.rows == len(rows) >= 25 and not a.skipped
+    for k in ("invented_args", "goal_mismatch", "ids_in_goal", "asks_for_id", "double_greeting",
+              "answer_handed_over"):
+        assert a.rates[k] == 0.0, (k, a.examples.get(k))
+    assert a.rates["unused_calls"] <= 0.02
+    assert "## Audit" in (dataset / "README.md").read_text(encoding="utf-8")  # the card carries the table
+
+
+def test_each_defect_is_caught_on_a_row_that_has_it(dataset):
+    rows = load_rows(dataset)
+    row = next(r for r in rows if r["reward_spec"]["required_facts"] and len(r["user"]["subgoals"]) >= 1)
+    bad = copy.deepcopy(row)
+    first = next(m for m in bad["messages"] if m["role"] == "user")
+    first["content"] = "Hello! Hi, " + first["content"] + " " + row["reward_spec"]["required_facts"][0]
+    bad["id"] = "bad"
+    a = audit_rows([bad], ROOT)
+    assert a.rates["double_greeting"] == 1.0 and a.rates["answer_handed_over"] == 1.0
+    # the user never says what the first gold call uses (its literal arguments): invented
+    lit = next(r for r in rows if set(r["reward_spec"]["gold_calls"][0]["args"]) - {"limit", "offset"})
+    gone = copy.deepcopy(lit)
+    gone["messages"] = [m if m["role"] != "user" else {**m, "content": "help"} for m in gone["messages"]]
+    b = audit_rows([gone], ROOT)
+    assert b.rates["invented_args"] == 1.0, b.examples
+
+
+def test_frames_and_distinct_2():
+    assert frame_of("Let me search the bookings with status 'confirmed'.") == "let me search the"
+    assert frame_of("Booking BK00012 is now cancelled.") == "booking <n> is now"
+    assert distinct_n(["a b a b"]) == round(2 / 3, 4) and distinct_n([]) == 0.0
+
+
+def test_the_audit_command_prints_the_table(dataset, monkeypatch):
+    from envfactory.cli import app
+
+    monkeypatch.setenv("ENVFACTORY_ROOT", str(ROOT))
+    r = CliRunner().invoke(app, ["audit", str(dataset)])
+    assert r.exit_code == 0, r.output
+    assert "invented" in r.output and "distinct-2" in r.output
+    r = CliRunner().invoke(app, ["audit", str(ROOT / "domains")])
+    assert r.exit_code == 2 and "not a dataset folder" in r.output

@@ -1,0 +1,123 @@
+"""The task invariants (argument provenance, needed calls, the independent resolver, internal ids)
+on hand-made gold views over the trip_desk environment, and on the tasks the builder keeps."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from envfactory.graph.state import StateIndex
+from envfactory.reward import fact_in_text
+from envfactory.runtime import load_environment
+from envfactory.synth.checks import run_checks, user_words
+from envfactory.synth.decontam import NgramIndex
+from envfactory.synth.invariants import GoldView, goal_mismatches, internal_ids, invented_args, unused_calls
+from envfactory.synth.tasks import build_tasks
+
+TRIP_DESK = Path(__file__).resolve().parents[2] / "domains" / "travel" / "trip_desk"
+
+
+@lru_cache(maxsize=1)
+def _env():
+    return load_environment(TRIP_DESK)
+
+
+@pytest.fixture(scope="module")
+def env():
+    return _env()
+
+
+@pytest.fixture(scope="module")
+def state(env):
+    with env.new_session() as s:
+        return StateIndex(env.spec, s)
+
+
+def _view(env, calls, facts=None, required=None):
+    outs = []
+    with env.new_session() as s:
+        for c in calls:
+            outs.append(s.try_call(c["tool"], c["args"])["result"])
+    return GoldView(calls, outs, facts or {}, required or [])
+
+
+def test_facts_are_matched_as_values_not_substrings():
+    assert fact_in_text("12", "The total is 12.") and not fact_in_text("12", "The total is 120.")
+    assert not fact_in_text("TR1", "traveler TR10") and fact_in_text("ann@x.org", "email: ann@x.org.")
+    assert fact_in_text("1,869.63", "fee 1869.63;") and not fact_in_text("3", "room 35")
+
+
+def test_an_argument_nobody_said_or_saw_is_invented(env, state):
+    t = state.rows["traveler"][0]
+    calls = [{"tool": "search_travelers", "args": {"email": t["email"]}, "refs": {}},
+             {"tool": "list_bookings", "args": {"traveler_id": t["traveler_id"]},
+              "refs": {"traveler_id": [0, "items", 0, "traveler_id"]}}]
+    view = _view(env, calls)
+    assert invented_args(env.spec, view, f"my email is {t['email']}") == []
+    assert invented_args(env.spec, view, "find my bookings") == [f"search_travelers.email={t['email']!r}"]
+    # the same id, not fed by a reference but seen in the earlier result: still has a provenance
+    calls[1]["refs"] = {}
+    assert invented_args(env.spec, _view(env, calls), f"my email is {t['email']}") == []
+
+
+def test_a_read_whose_output_nobody_uses_is_unused(env, state):
+    t = state.rows["traveler"][0]
+    calls = [{"tool": "search_travelers", "args": {"email": t["email"]}, "refs": {}}]
+    assert unused_calls(env.spec, _view(env, calls)) == ["search_travelers"]
+    assert unused_calls(env.spec, _view(env, calls, required=[t["last_name"]])) == []
+
+
+def test_the_resolver_needs_the_goal_to_pick_exactly_the_gold_row(env, state):
+    t = state.rows["traveler"][0]
+    calls = [{"tool": "get_traveler", "args": {"traveler_id": t["traveler_id"]}, "refs": {}}]
+    assert goal_mismatches(env.spec, state, _view(env, calls, {"traveler.email": t["email"]})) == []
+    nothing = goal_mismatches(env.spec, state, _view(env, calls, {}))
+    assert nothing and "nothing in the goal" in nothing[0]
+    other = state.rows["traveler"][1]
+    assert goal_mismatches(env.spec, state, _view(env, calls, {"traveler.email": other["email"]}))
+    assert internal_ids(env.spec, _view(env, calls), f"please look up {t['traveler_id']}") == [t["traveler_id"]]
+
+
+@pytest.fixture(scope="module")
+def built():
+    return build_tasks([_env()], n=30, seed=3, index=None)
+
+
+def test_kept_tasks_hold_every_invariant_and_list_only_checks_that_ran(built, state):
+    env = _env()
+    assert len(built.tasks) >= 25
+    for t in built.tasks:
+        view = GoldView.of_task(t)
+        assert invented_args(env.spec, view, user_words(t)) == [], t.task_id
+        assert unused_calls(env.spec, view) == [], t.task_id
+        assert goal_mismatches(env.spec, state, view) == [], t.task_id
+        assert internal_ids(env.spec, view, t.goal) == [], t.task_id
+        # no decontamination index was given: that check did not run, so no task claims it
+        assert "decontaminated" not in t.checks_passed and "provenance" in t.checks_passed
+        assert t.intent
+
+
+def test_refusals_are_requests_no_tool_serves(env):
+    import random
+    import re
+
+    from envfactory.synth.realize import out_of_scope_request
+    from envfactory.text import phrases
+
+    words = set(re.findall(r"[a-z]+", " ".join(t.name.replace("_", " ") + " " + (t.description or "")
+                                              for t in env.spec.tools).lower()))
+    table = phrases("out_of_scope")
+    seen = set()
+    for i in range(40):
+        ask, decline = out_of_scope_request(env.spec, random.Random(i))
+        key = next(k for k, v in table.items() if v == f"{ask}|{decline}")
+        assert not set(key.split()) & words  # none of its key words names something a tool does
+        seen.add(key)
+    assert len(seen) > 3
+
+
+def test_a_skipped_check_is_reported_as_not_run(env, built):
+    findings = run_checks(built.tasks[0], env, NgramIndex(), None)
+    assert {f.check for f in findings if not f.ran} == {"resolves", "decontaminated"}
