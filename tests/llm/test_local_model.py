@@ -58,7 +58,8 @@ def test_eval_against_the_local_model_writes_a_real_report(local_server, tmp_pat
     out = tmp_path / "results"
     result = runner.invoke(app, ["--root", str(REPO), "eval", "--model", local_server.model, "--base-url",
                                  local_server.base_url, "--suite", "travel", "--limit", "1", "--max-tokens", "96",
-                                 "--timeout", "600", "--retries", "0", "--concurrency", "1", "--out", str(out)])
+                                 "--timeout", "600", "--retries", "0", "--concurrency", "1", "--out", str(out),
+                                 "--db", str(tmp_path / "results.db")])
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["overall"]["total"] >= 5
