@@ -113,7 +113,9 @@ def score_trajectory(
     # that tool (per-call masks on the gold side alone could make an exact gold call unmatched).
     mask_by_tool: dict[str, list[str]] = {}
     for i, g in enumerate(spec.gold_calls):
-        mask_by_tool.setdefault(g["tool"], []).extend(spec.masked_args[i] if i < len(spec.masked_args) else [])
+        mask_by_tool.setdefault(g["tool"], []).extend(
+            spec.masked_args[i] if i < len(spec.masked_args) else []
+        )
     gold_keys = [_call_key(g["tool"], g.get("args", {}), mask_by_tool[g["tool"]]) for g in spec.gold_calls]
     agent_keys: Counter = Counter()
     for r in recs:

@@ -142,7 +142,7 @@ def _split_last(phrase: str) -> tuple[str, str]:
     """(everything up to and including the last separator, the last word); words are split on
     spaces and underscores, so snake_case names and phrases both work."""
     i = max(phrase.rfind(" "), phrase.rfind("_"))
-    return phrase[: i + 1], phrase[i + 1:]
+    return phrase[: i + 1], phrase[i + 1 :]
 
 
 @lru_cache(maxsize=4096)
@@ -200,7 +200,7 @@ def singular(phrase: str) -> str:
 
 
 def article(phrase: str) -> str:
-    """"a" or "an" for a phrase, by how its first word sounds: "an order", "a user", "an hour"."""
+    """ "a" or "an" for a phrase, by how its first word sounds: "an order", "a user", "an hour"."""
     w = phrase.strip().lower()
     a = english().articles
     if w.startswith(a.an_before):
@@ -296,7 +296,7 @@ def _is_number(v: Any) -> bool:
 
 
 def count_phrase(name: str, v: Any) -> str | None:
-    """"3 stops", "1 checked bag", "no nights" for count fields; None when ``name`` is not one."""
+    """ "3 stops", "1 checked bag", "no nights" for count fields; None when ``name`` is not one."""
     forms = count_forms(name)
     if forms is None or not _is_number(v):
         return None
@@ -315,7 +315,7 @@ def implausible_count(name: str, v: Any) -> bool:
 
 
 def join_phrases(parts: list[str], conj: str = "and") -> str:
-    """"a, b and c"; a phrase given twice is said once (a repeated clause reads as a mistake)."""
+    """ "a, b and c"; a phrase given twice is said once (a repeated clause reads as a mistake)."""
     seen: list[str] = []
     for p in parts:
         if p and p not in seen:
@@ -359,7 +359,7 @@ _ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
 
 
 def format_date(v: str, *, with_time: bool = False) -> str | None:
-    """"2026-06-03T17:15:00" -> "June 3, 2026 at 17:15" (time only ``with_time`` and not midnight);
+    """ "2026-06-03T17:15:00" -> "June 3, 2026 at 17:15" (time only ``with_time`` and not midnight);
     None when ``v`` does not start with an ISO date."""
     m = _ISO.match(v)
     if not m:

@@ -27,8 +27,13 @@ def _checkout_entries() -> set[str] | None:
     import subprocess
 
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=REPO, capture_output=True,
-                             text=True, timeout=60)
+        out = subprocess.run(
+            ["git", "status", "--porcelain", "--ignored"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if out.returncode != 0:
@@ -52,6 +57,7 @@ def pytest_sessionfinish(session, exitstatus):
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.ensure_newline()
-            reporter.write_line("tests left files in the checkout (write to tmp_path instead): " + "; ".join(left),
-                                red=True)
+            reporter.write_line(
+                "tests left files in the checkout (write to tmp_path instead): " + "; ".join(left), red=True
+            )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -22,7 +22,9 @@ def _shape_findings() -> list[str]:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
                 if length > MAX_FUNCTION_LINES:
-                    findings.append(f"{rel}:{node.lineno} {node.name}: {length} lines (max {MAX_FUNCTION_LINES})")
+                    findings.append(
+                        f"{rel}:{node.lineno} {node.name}: {length} lines (max {MAX_FUNCTION_LINES})"
+                    )
     return findings
 
 

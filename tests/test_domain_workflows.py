@@ -155,7 +155,9 @@ class Agent:
                     return row[self.pk(entity)]
         raise Stop(f"no tool finds an id of '{entity}'")
 
-    def create_args(self, tool, entity: str, depth: int = 0, fixed: dict[str, Any] | None = None) -> dict[str, Any]:
+    def create_args(
+        self, tool, entity: str, depth: int = 0, fixed: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         args: dict[str, Any] = {}
         for p in tool.params:
             if fixed and p.name in fixed:
@@ -203,8 +205,12 @@ def _create_under_parent(agent: Agent, entity: str) -> Item:
     if not creates:
         raise Stop("no create tool")
     # a parent: a field of the entity that references another entity and that some list tool filters by
-    child_lists = [(t, p) for t in agent.tools(entity, ToolKind.list) for p in t.params
-                   if agent.ref_of(entity, p.field) not in (None, entity) and p.op in ("eq", "in")]
+    child_lists = [
+        (t, p)
+        for t in agent.tools(entity, ToolKind.list)
+        for p in t.params
+        if agent.ref_of(entity, p.field) not in (None, entity) and p.op in ("eq", "in")
+    ]
     if not child_lists:
         raise Stop("no list tool lists it by a parent")
     create = creates[0]
@@ -215,14 +221,28 @@ def _create_under_parent(agent: Agent, entity: str) -> Item:
     assert parent is not None
     parent_id = agent.some_id(parent)
     att.steps.append(f"found {parent} {parent_id!r}")
-    marker = next((p for p in create.params if p.type == FieldType.string and not p.enum and not p.key
-                   and agent.ref_of(entity, p.field) is None and p.field), None)
+    marker = next(
+        (
+            p
+            for p in create.params
+            if p.type == FieldType.string
+            and not p.enum
+            and not p.key
+            and agent.ref_of(entity, p.field) is None
+            and p.field
+        ),
+        None,
+    )
     fixed = {parent_param.name: parent_id}
     # what a person would say about the new item: the fields the entity's lists can filter on
     filtered = {q.field for t in agent.tools(entity, ToolKind.list) for q in t.params if q.field}
     for p in create.params:
-        if p.field in filtered and not p.required and agent.ref_of(entity, p.field) is None \
-                and p.type not in (FieldType.object, FieldType.array):
+        if (
+            p.field in filtered
+            and not p.required
+            and agent.ref_of(entity, p.field) is None
+            and p.type not in (FieldType.object, FieldType.array)
+        ):
             fixed[p.name] = _value(p.type, p.enum, p.minimum, f"{MARK} {p.name}")
     if marker is not None:
         fixed[marker.name] = f"{MARK} {entity}"
@@ -350,30 +370,39 @@ def run_workflow(domain: str) -> tuple[Attempt | None, list[Attempt]]:
 # document does not document (a better document is wanted). Remove a domain once its rebuilt envs pass.
 WORKFLOW_GAPS = {
     "travel": "document: Traccar links devices, drivers and geofences through /permissions; no create takes "
-              "a parent id; explorer: delete_device/delete_group fail verification (defect 9)",
+    "a parent id; explorer: delete_device/delete_group fail verification (defect 9)",
     "commerce": "document: Apideck POS lists take no filter but orders' location_id; explorer: 'raw' becomes a "
-                "filter (defect 3), deletes of referenced parents fail verification (defect 9)",
+    "filter (defect 3), deletes of referenced parents fail verification (defect 9)",
     "finance": "explorer: nested lists (/balanceAccounts/{id}/sweeps) fail verification (defect 1), deletes "
-               "dropped; document: sweeps list has no filter",
+    "dropped; document: sweeps list has no filter",
     "office": "explorer: nested lists /lists/{tasklist}/tasks and /todolists/{id}/todos fail verification "
-              "(defect 1), delete_task dropped",
+    "(defect 1), delete_task dropped",
     "lifestyle": "explorer: nested lists /blogs/{blogId}/posts fail verification (defect 1), deletes dropped (9)",
     "healthcare": "document: FHIR searches filter by patient identifiers, not by a parent resource; explorer: "
-                  "references (Appointment.slot) are not foreign keys (defect 5)",
+    "references (Appointment.slot) are not foreign keys (defect 5)",
     "academia": "explorer: nested lists /courses/{courseId}/courseWork fail verification (defect 1); one API "
-                "split into 5 environments, courses apart from their course work (defect 5)",
+    "split into 5 environments, courses apart from their course work (defect 5)",
     "utilities": "explorer: nested lists /servers/{server_id}/zones fail verification (defect 1); verb paths "
-                 "(rectify, notify) become updates (defect 2)",
+    "(rectify, notify) become updates (defect 2)",
 }
 
 
-@pytest.mark.parametrize("domain", [pytest.param(d, marks=pytest.mark.xfail(reason=WORKFLOW_GAPS[d], strict=False))
-                                    if d in WORKFLOW_GAPS else d for d in BUNDLED])
+@pytest.mark.parametrize(
+    "domain",
+    [
+        pytest.param(d, marks=pytest.mark.xfail(reason=WORKFLOW_GAPS[d], strict=False))
+        if d in WORKFLOW_GAPS
+        else d
+        for d in BUNDLED
+    ],
+)
 def test_agent_workflow_through_the_tools_alone(domain):
     assert _real_envs(domain), f"{domain}: no environment built from a real document"
     done, misses = run_workflow(domain)
-    assert done is not None, f"{domain}: no entity supports create -> find -> update -> children -> delete:\n" + \
-        "\n".join(str(m) for m in misses[:12])
+    assert done is not None, (
+        f"{domain}: no entity supports create -> find -> update -> children -> delete:\n"
+        + "\n".join(str(m) for m in misses[:12])
+    )
     assert done.steps[-1] == "gone"
 
 
@@ -381,35 +410,86 @@ def _board(drop: str | None = None):
     """Projects and their tasks, declared by hand; ``drop`` leaves out the tools of one kind."""
     key = {"type": "string", "required": True, "key": True}
     tools: list[dict[str, Any]] = [
-        {"name": "list_projects", "kind": "list", "entity": "project", "description": "List projects.", "params": []},
-        {"name": "create_task", "kind": "create", "entity": "task", "description": "Add a task to a project.",
-         "params": [{"name": "project_id", "type": "string", "required": True, "field": "project_id"},
-                    {"name": "title", "type": "string", "required": True, "field": "title"}]},
-        {"name": "get_task", "kind": "get", "entity": "task", "description": "Get a task.",
-         "params": [{"name": "task_id", **key, "field": "task_id"}]},
-        {"name": "list_tasks", "kind": "list", "entity": "task", "description": "List a project's tasks.",
-         "params": [{"name": "project_id", "type": "string", "field": "project_id"},
-                    {"name": "title", "type": "string", "field": "title", "op": "contains"}]},
-        {"name": "update_task", "kind": "update", "entity": "task", "description": "Change a task.",
-         "params": [{"name": "task_id", **key, "field": "task_id"},
-                    {"name": "status", "type": "enum", "enum": ["open", "done"], "field": "status"}]},
-        {"name": "delete_task", "kind": "delete", "entity": "task", "description": "Delete a task.",
-         "params": [{"name": "task_id", **key, "field": "task_id"}]},
+        {
+            "name": "list_projects",
+            "kind": "list",
+            "entity": "project",
+            "description": "List projects.",
+            "params": [],
+        },
+        {
+            "name": "create_task",
+            "kind": "create",
+            "entity": "task",
+            "description": "Add a task to a project.",
+            "params": [
+                {"name": "project_id", "type": "string", "required": True, "field": "project_id"},
+                {"name": "title", "type": "string", "required": True, "field": "title"},
+            ],
+        },
+        {
+            "name": "get_task",
+            "kind": "get",
+            "entity": "task",
+            "description": "Get a task.",
+            "params": [{"name": "task_id", **key, "field": "task_id"}],
+        },
+        {
+            "name": "list_tasks",
+            "kind": "list",
+            "entity": "task",
+            "description": "List a project's tasks.",
+            "params": [
+                {"name": "project_id", "type": "string", "field": "project_id"},
+                {"name": "title", "type": "string", "field": "title", "op": "contains"},
+            ],
+        },
+        {
+            "name": "update_task",
+            "kind": "update",
+            "entity": "task",
+            "description": "Change a task.",
+            "params": [
+                {"name": "task_id", **key, "field": "task_id"},
+                {"name": "status", "type": "enum", "enum": ["open", "done"], "field": "status"},
+            ],
+        },
+        {
+            "name": "delete_task",
+            "kind": "delete",
+            "entity": "task",
+            "description": "Delete a task.",
+            "params": [{"name": "task_id", **key, "field": "task_id"}],
+        },
     ]
-    spec = parse_spec({
-        "name": "board", "domain": "test",
-        "entities": [
-            {"name": "project", "primary_key": "project_id", "fields": [
-                {"name": "project_id", "type": "string", "id_prefix": "PR"}, {"name": "name", "type": "string"}]},
-            {"name": "task", "primary_key": "task_id", "fields": [
-                {"name": "task_id", "type": "string", "id_prefix": "TK"},
-                {"name": "project_id", "type": "string", "ref": "project"},
-                {"name": "title", "type": "string"},
-                {"name": "status", "type": "enum", "enum": ["open", "done"], "default": "open"}]},
-        ],
-        "tools": [t for t in tools if t["kind"] != drop],
-        "seed": {"entities": {"project": {"rows": 3}, "task": {"rows": 6}}},
-    })
+    spec = parse_spec(
+        {
+            "name": "board",
+            "domain": "test",
+            "entities": [
+                {
+                    "name": "project",
+                    "primary_key": "project_id",
+                    "fields": [
+                        {"name": "project_id", "type": "string", "id_prefix": "PR"},
+                        {"name": "name", "type": "string"},
+                    ],
+                },
+                {
+                    "name": "task",
+                    "primary_key": "task_id",
+                    "fields": [
+                        {"name": "task_id", "type": "string", "id_prefix": "TK"},
+                        {"name": "project_id", "type": "string", "ref": "project"},
+                        {"name": "title", "type": "string"},
+                        {"name": "status", "type": "enum", "enum": ["open", "done"], "default": "open"},
+                    ],
+                },
+            ],
+            "tools": [t for t in tools if t["kind"] != drop],
+            "seed": {"entities": {"project": {"rows": 3}, "task": {"rows": 6}}},
+        }
+    )
     return Environment.from_spec(spec)
 
 
@@ -429,12 +509,25 @@ def _probe_all(env) -> list[Attempt]:
 def test_workflow_probe_completes_on_a_hand_made_environment():
     done = [a for a in _probe_all(_board()) if a.steps and a.steps[-1] == "gone"]
     assert [a.where for a in done] == ["board/task"]
-    assert [s.split(" ")[0] for s in done[0].steps] == ["found", "create_task", "list_tasks(title)", "update_task(status)",
-                                                      "list_tasks(project_id)", "delete_task", "gone"]
+    assert [s.split(" ")[0] for s in done[0].steps] == [
+        "found",
+        "create_task",
+        "list_tasks(title)",
+        "update_task(status)",
+        "list_tasks(project_id)",
+        "delete_task",
+        "gone",
+    ]
 
 
-@pytest.mark.parametrize("kind,why", [("delete", "no delete tool"), ("update", "no update tool"),
-                                      ("list", "no list tool lists it by a parent")])
+@pytest.mark.parametrize(
+    "kind,why",
+    [
+        ("delete", "no delete tool"),
+        ("update", "no update tool"),
+        ("list", "no list tool lists it by a parent"),
+    ],
+)
 def test_workflow_probe_stops_where_a_step_is_missing(kind, why):
     attempts = _probe_all(_board(drop=kind))
     assert not any(a.steps and a.steps[-1] == "gone" for a in attempts)

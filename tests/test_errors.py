@@ -38,7 +38,9 @@ def test_every_error_is_an_envfactory_error_drawn_under_its_parent():
         cls = getattr(errors, name)
         assert inspect.isclass(cls) and issubclass(cls, errors.EnvFactoryError), name
         if name != "EnvFactoryError":
-            assert drawn.get(name) == cls.__mro__[1].__name__, f"errors.py's tree draws {name} under {drawn.get(name)}"
+            assert drawn.get(name) == cls.__mro__[1].__name__, (
+                f"errors.py's tree draws {name} under {drawn.get(name)}"
+            )
     assert set(drawn) == set(errors.__all__) - {"EnvFactoryError"}
 
 

@@ -34,7 +34,10 @@ README = REPO / "README.md"
 _FENCE = re.compile(r"^```(\w*)\s*$")
 _NOT_RUN = re.compile(r'<!--\s*readme-test:\s*not-run\s+"([^"]+)"\s*\(([^)]+)\)\s*-->')
 # steps that make the environment these tests already run in (checked, not repeated)
-_SETUP = (re.compile(r"python3 -m venv \.venv"), re.compile(r"\.venv/bin/pip install (-q )?-e '?\.(\[(\w+)\])?'?"))
+_SETUP = (
+    re.compile(r"python3 -m venv \.venv"),
+    re.compile(r"\.venv/bin/pip install (-q )?-e '?\.(\[(\w+)\])?'?"),
+)
 _SLOW_COMMANDS = {"build", "synth"}  # a whole domain build, rollouts: run with the slow tests
 MODEL_URL = "http://127.0.0.1:8000/v1"
 
@@ -175,9 +178,17 @@ def test_bash_block_runs(block: Block, scratch_root: Path):
             assert args, f"README line {block.line}: the test does not know how to run {line!r}"
             env = {k: v for k, v in os.environ.items() if k != "ENVFACTORY_ROOT"}
             env.update(env_vars)
-            p = subprocess.run([sys.executable, "-m", "envfactory", *_adapt(args, server.base_url)], cwd=scratch_root,
-                               env={**env, "COLUMNS": "200"}, capture_output=True, text=True, timeout=600)
-            assert p.returncode == 0, f"README line {block.line}: {line}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
+            p = subprocess.run(
+                [sys.executable, "-m", "envfactory", *_adapt(args, server.base_url)],
+                cwd=scratch_root,
+                env={**env, "COLUMNS": "200"},
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert p.returncode == 0, (
+                f"README line {block.line}: {line}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
+            )
             assert "Traceback" not in p.stderr
             ran += 1
     assert ran or exempt, f"README line {block.line}: nothing in this block ran"
@@ -186,8 +197,9 @@ def test_bash_block_runs(block: Block, scratch_root: Path):
 @pytest.mark.parametrize("block", _params("python"))
 def test_python_block_runs(block: Block):
     env = {k: v for k, v in os.environ.items() if k != "ENVFACTORY_ROOT"}
-    p = subprocess.run([sys.executable, "-c", block.text], cwd=REPO, env=env, capture_output=True, text=True,
-                       timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", block.text], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, f"README line {block.line}:\n{p.stderr[-3000:]}"
     assert p.stdout.strip(), "the example prints what it did"
 
@@ -201,9 +213,12 @@ def test_yaml_block_is_a_tool_of_the_reference_environment(block: Block):
     for tool in tools:
         real = reference[tool.name]
         # the README shortens the descriptions; everything an agent or the runtime acts on is as shipped
-        assert tool.model_dump(exclude={"description", "params"}) == real.model_dump(exclude={"description", "params"})
-        assert [p.model_dump(exclude={"description"}) for p in tool.params] == \
-            [p.model_dump(exclude={"description"}) for p in real.params]
+        assert tool.model_dump(exclude={"description", "params"}) == real.model_dump(
+            exclude={"description", "params"}
+        )
+        assert [p.model_dump(exclude={"description"}) for p in tool.params] == [
+            p.model_dump(exclude={"description"}) for p in real.params
+        ]
         assert real.description.startswith(tool.description.split(".")[0])
 
 
@@ -221,4 +236,6 @@ def test_text_block_names_what_exists(block: Block):
     assert package
     for name in re.split(r"[,\s]+", package.group(1).strip()):
         if name:
-            assert (REPO / "envfactory" / name).is_dir() or (REPO / "envfactory" / f"{name}.py").is_file(), name
+            assert (REPO / "envfactory" / name).is_dir() or (REPO / "envfactory" / f"{name}.py").is_file(), (
+                name
+            )

@@ -16,5 +16,16 @@ from .seed import (
 )
 
 # ``audit_rows`` is the seed audit of rows; the dataset audit of rows is ``audit.dataset.audit_rows``.
-__all__ = ["CHECKS", "AuditCheck", "DatasetAudit", "SeedAuditReport", "audit_dataset", "audit_environment",
-           "audit_rows", "audit_table", "is_dataset_dir", "is_lorem_word", "looks_like_person"]
+__all__ = [
+    "CHECKS",
+    "AuditCheck",
+    "DatasetAudit",
+    "SeedAuditReport",
+    "audit_dataset",
+    "audit_environment",
+    "audit_rows",
+    "audit_table",
+    "is_dataset_dir",
+    "is_lorem_word",
+    "looks_like_person",
+]

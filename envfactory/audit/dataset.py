@@ -38,8 +38,18 @@ from ..synth.invariants import (
     unused_calls,
 )
 
-__all__ = ["DatasetAudit", "DEFECTS", "SHARES", "audit_rows", "audit_dataset", "load_rows", "is_dataset_dir", "frame_of",
-           "distinct_n", "audit_table"]
+__all__ = [
+    "DatasetAudit",
+    "DEFECTS",
+    "SHARES",
+    "audit_rows",
+    "audit_dataset",
+    "load_rows",
+    "is_dataset_dir",
+    "frame_of",
+    "distinct_n",
+    "audit_table",
+]
 
 # (key, label, target as text): the order of the card's table
 DEFECTS = (
@@ -54,14 +64,22 @@ DEFECTS = (
     ("premature_work", "work on a sub-goal before the user raises it", "-"),
     ("short_facts", "required fact of <= 2 characters", "-"),
 )
-SHARES = (("recovered_error", "tool error, then recovery", ">= 10%"),
-          ("refusal", "justified refusal", ">= 5%"))
+SHARES = (
+    ("recovered_error", "tool error, then recovery", ">= 10%"),
+    ("refusal", "justified refusal", ">= 5%"),
+)
 _GREETING = re.compile(r"\b(hello|hi|hey|hiya|good (morning|afternoon|evening)|greetings|howdy)\b", re.I)
-_REFUSAL = re.compile(r"\b(i can(no|')t|i am not able|i'm not able|i'm unable|i am unable|not possible|"
-                      r"i'm afraid i can|there is no way for me)\b", re.I)
+_REFUSAL = re.compile(
+    r"\b(i can(no|')t|i am not able|i'm not able|i'm unable|i am unable|not possible|"
+    r"i'm afraid i can|there is no way for me)\b",
+    re.I,
+)
 _QUESTION = re.compile(r"[^.!?]*\?")
-_MASKS = [(re.compile(r"\S+@\S+"), "<email>"), (re.compile(r"'[^']*'|\"[^\"]*\""), "<q>"),
-          (re.compile(r"\S*\d\S*"), "<n>")]
+_MASKS = [
+    (re.compile(r"\S+@\S+"), "<email>"),
+    (re.compile(r"'[^']*'|\"[^\"]*\""), "<q>"),
+    (re.compile(r"\S*\d\S*"), "<n>"),
+]
 
 
 def frame_of(text: str, words: int = 4) -> str:
@@ -115,8 +133,9 @@ def _turns(messages: list[dict[str, Any]], subgoals: list[str] | None = None) ->
     marks = [canon(t).strip() for t in subgoals or [] if t]
     out: list[list[dict[str, Any]]] = []
     for m in messages:
-        raises = m["role"] == "user" and (not marks or not out or any(k in canon(m.get("content") or "")
-                                                                        for k in marks))
+        raises = m["role"] == "user" and (
+            not marks or not out or any(k in canon(m.get("content") or "") for k in marks)
+        )
         if raises:
             out.append([m])
         elif out:
@@ -202,8 +221,12 @@ def _row_defects(row: dict[str, Any], env: Any, state: Any) -> dict[str, list[st
     persona = user.get("persona") or {}
     facts = {**(persona.get("known_facts") or {}), **(persona.get("hidden_facts") or {})}
     calls = rs.get("gold_calls") or []
-    view = GoldView(calls, _gold_outputs(env, calls, row.get("initial_state") or "template"), facts,
-                    list(rs.get("required_facts") or []))
+    view = GoldView(
+        calls,
+        _gold_outputs(env, calls, row.get("initial_state") or "template"),
+        facts,
+        list(rs.get("required_facts") or []),
+    )
     goal = user.get("goal") or ""
     user_words = " ".join(m.get("content") or "" for m in msgs if m["role"] == "user")
     user_c = canon(user_words)
@@ -236,13 +259,18 @@ def _asks_for_id(spec: Any, view: GoldView, msgs: list[dict[str, Any]]) -> list[
     return out
 
 
-def _turn_taking(msgs: list[dict[str, Any]], user: dict[str, Any], view: GoldView) -> tuple[list[str], list[str]]:
+def _turn_taking(
+    msgs: list[dict[str, Any]], user: dict[str, Any], view: GoldView
+) -> tuple[list[str], list[str]]:
     turns = _turns(msgs, [sg.get("text") or "" for sg in user.get("subgoals") or []])
     held: list[str] = []
     if len(turns) > 1:
         for f in view.required:
             fc = {canon(f).strip()}
-            at = next((k for k, t in enumerate(turns) if any(has_value(canon(r), fc) for r in _tool_results(t))), None)
+            at = next(
+                (k for k, t in enumerate(turns) if any(has_value(canon(r), fc) for r in _tool_results(t))),
+                None,
+            )
             if at is not None and at < len(turns) - 1 and not has_value(canon(_closing(turns[at])), fc):
                 held.append(f)
     premature: list[str] = []
@@ -266,14 +294,19 @@ def _turn_taking(msgs: list[dict[str, Any]], user: dict[str, Any], view: GoldVie
 
 def _recovered(msgs: list[dict[str, Any]]) -> bool:
     calls = _calls(msgs)
-    return any(not ok and any(t2 == tool and ok2 for _, t2, _, ok2 in calls[i + 1:])
-               for i, (_, tool, _, ok) in enumerate(calls))
+    return any(
+        not ok and any(t2 == tool and ok2 for _, t2, _, ok2 in calls[i + 1 :])
+        for i, (_, tool, _, ok) in enumerate(calls)
+    )
 
 
 def _refused(row: dict[str, Any]) -> bool:
     kinds = [sg.get("kind") for sg in (row.get("user") or {}).get("subgoals") or []]
-    said = any(_REFUSAL.search(m.get("content") or "") for m in row["messages"]
-               if m["role"] == "assistant" and not m.get("tool_calls"))
+    said = any(
+        _REFUSAL.search(m.get("content") or "")
+        for m in row["messages"]
+        if m["role"] == "assistant" and not m.get("tool_calls")
+    )
     return said and "refusal" in kinds
 
 
@@ -284,16 +317,27 @@ def _bucket(n: int, edges: tuple[int, ...]) -> str:
     return f">={edges[-1]}"
 
 
-def audit_rows(rows: list[dict[str, Any]], root: str | Path, *, path: str = "", examples: int = 3,
-               envs: dict[str, Any] | None = None) -> DatasetAudit:
+def audit_rows(
+    rows: list[dict[str, Any]],
+    root: str | Path,
+    *,
+    path: str = "",
+    examples: int = 3,
+    envs: dict[str, Any] | None = None,
+) -> DatasetAudit:
     """Audit dataset rows (dicts as written by ``envfactory synth``); ``root`` holds domains/
     (``envs``: environments already loaded, by env id 'domain/env')."""
     cache = _EnvCache(Path(root), envs)
     res = DatasetAudit(path=path, rows=len(rows))
     counts: Counter = Counter()
     ex: dict[str, list[str]] = {}
-    dist: dict[str, Counter] = {"user_turns": Counter(), "tool_calls": Counter(), "messages": Counter(),
-                                "goal_words": Counter(), "kind": Counter()}
+    dist: dict[str, Counter] = {
+        "user_turns": Counter(),
+        "tool_calls": Counter(),
+        "messages": Counter(),
+        "goal_words": Counter(),
+        "kind": Counter(),
+    }
     frames: Counter = Counter()
     for row in rows:
         got = cache.get(row["env_id"])
@@ -317,7 +361,9 @@ def audit_rows(rows: list[dict[str, Any]], root: str | Path, *, path: str = "", 
         dist["user_turns"][_bucket(row.get("num_turns", 0), (1, 2, 3, 4, 6))] += 1
         dist["tool_calls"][_bucket(row.get("num_tool_calls", 0), (0, 1, 2, 3, 4, 6, 9))] += 1
         dist["messages"][_bucket(len(row["messages"]), (0, 5, 10, 15, 20, 30))] += 1
-        dist["goal_words"][_bucket(len((row.get("user") or {}).get("goal", "").split()), (0, 10, 20, 30, 45))] += 1
+        dist["goal_words"][
+            _bucket(len((row.get("user") or {}).get("goal", "").split()), (0, 10, 20, 30, 45))
+        ] += 1
         dist["kind"][(row.get("user") or {}).get("intent") or "unknown"] += 1
     n = max(1, res.rows - sum(res.skipped.values()))
     res.counts = dict(counts)

@@ -45,8 +45,15 @@ from ..spec import (
     titles_for,
 )
 
-__all__ = ["CHECKS", "AuditCheck", "SeedAuditReport", "audit_environment", "audit_rows", "looks_like_person",
-           "is_lorem_word"]
+__all__ = [
+    "CHECKS",
+    "AuditCheck",
+    "SeedAuditReport",
+    "audit_environment",
+    "audit_rows",
+    "looks_like_person",
+    "is_lorem_word",
+]
 
 CHECKS = ("constraint", "non_date", "status_word", "id_word", "shape", "person_name", "lorem", "empty")
 _MAX_EXAMPLES = 3
@@ -63,7 +70,9 @@ _SHAPES: dict[FieldRole, re.Pattern[str]] = {
     FieldRole.money: re.compile(r"^-?\d+(\.\d+)?$"),
     FieldRole.quantity: re.compile(r"^-?\d+(\.\d+)?$"),
     FieldRole.percentage: re.compile(r"^-?\d+(\.\d+)?%?$"),
-    FieldRole.duration: re.compile(r"^P(\d+[YMWD])*(T(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$|^\d+(:\d{2}){1,2}$|^\d+$"),
+    FieldRole.duration: re.compile(
+        r"^P(\d+[YMWD])*(T(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$|^\d+(:\d{2}){1,2}$|^\d+$"
+    ),
 }
 
 
@@ -82,9 +91,12 @@ def looks_like_person(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     parts = [p.strip(".,") for p in value.split()]
-    parts = [p for p in parts if p.lower() not in ("mr", "mrs", "ms", "dr", "jr", "sr", "ii", "iii", "md", "phd")]
-    if not 2 <= len(parts) <= 3 or not all(p[:1].isupper() and p.replace("-", "").replace("'", "").isalpha()
-                                           for p in parts):
+    parts = [
+        p for p in parts if p.lower() not in ("mr", "mrs", "ms", "dr", "jr", "sr", "ii", "iii", "md", "phd")
+    ]
+    if not 2 <= len(parts) <= 3 or not all(
+        p[:1].isupper() and p.replace("-", "").replace("'", "").isalpha() for p in parts
+    ):
         return False
     first, last, _ = _names()
     return parts[0].lower() in first and parts[-1].lower() in last
@@ -137,8 +149,12 @@ class AuditCheck:
 
     def to_dict(self) -> dict[str, Any]:
         top = sorted(self.by_field.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
-        return {"violations": self.violations, "checked": self.checked, "examples": list(self.examples),
-                "by_field": dict(top)}
+        return {
+            "violations": self.violations,
+            "checked": self.checked,
+            "examples": list(self.examples),
+            "by_field": dict(top),
+        }
 
 
 def _checks() -> dict[str, AuditCheck]:
@@ -169,12 +185,20 @@ class SeedAuditReport:
     def ok(self) -> bool:
         """No finding in the seeded rows, and at most 5% empty object/array values. (The state after
         calls is reported beside it: its values are the callers' arguments as much as the runtime's.)"""
-        return all(self.seed[k].violations == 0 for k in CHECKS if k != "empty") and self.seed["empty"].rate <= 0.05
+        return (
+            all(self.seed[k].violations == 0 for k in CHECKS if k != "empty")
+            and self.seed["empty"].rate <= 0.05
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"env": self.env, "rows": self.rows, "calls": self.calls, "ok": self.ok,
-                "seed": {k: v.to_dict() for k, v in self.seed.items()},
-                "after_calls": {k: v.to_dict() for k, v in self.after_calls.items()}}
+        return {
+            "env": self.env,
+            "rows": self.rows,
+            "calls": self.calls,
+            "ok": self.ok,
+            "seed": {k: v.to_dict() for k, v in self.seed.items()},
+            "after_calls": {k: v.to_dict() for k, v in self.after_calls.items()},
+        }
 
 
 # ---- row checks --------------------------------------------------------------------------------
@@ -201,12 +225,33 @@ class _FieldPlan:
         self.status_values: set[str] | None = None
         if role == FieldRole.status and t == FieldType.string:
             self.status_values = {str(x).lower() for x in (f.enum or f.examples or [])} | set(STATUS_WORDS)
-        self.id_word = (role == FieldRole.internal_id and t == FieldType.string and f.name != ent.primary_key
-                        and f.ref is None)
-        self.shape = _SHAPES.get(role) if (role is not None and t == FieldType.string and not f.enum) else None
-        text_like = t == FieldType.string and not f.enum and role not in PERSON_ROLES and (
-            role is None or role in (FieldRole.title, FieldRole.label, FieldRole.organisation, FieldRole.sentence,
-                                     FieldRole.paragraph, FieldRole.city, FieldRole.region))
+        self.id_word = (
+            role == FieldRole.internal_id
+            and t == FieldType.string
+            and f.name != ent.primary_key
+            and f.ref is None
+        )
+        self.shape = (
+            _SHAPES.get(role) if (role is not None and t == FieldType.string and not f.enum) else None
+        )
+        text_like = (
+            t == FieldType.string
+            and not f.enum
+            and role not in PERSON_ROLES
+            and (
+                role is None
+                or role
+                in (
+                    FieldRole.title,
+                    FieldRole.label,
+                    FieldRole.organisation,
+                    FieldRole.sentence,
+                    FieldRole.paragraph,
+                    FieldRole.city,
+                    FieldRole.region,
+                )
+            )
+        )
         self.person = text_like
         self.lorem = text_like and role not in (FieldRole.organisation, FieldRole.city, FieldRole.region)
         self.free_text = role in (FieldRole.sentence, FieldRole.paragraph)
@@ -220,8 +265,11 @@ class _FieldPlan:
         self.range: tuple[float, float] | None = None
         if t in (FieldType.integer, FieldType.number):
             # documented bounds win; a side the document leaves open keeps the believable bound
-            known = realistic_range(f.name) if role in (FieldRole.quantity, FieldRole.rating, FieldRole.percentage,
-                                                          FieldRole.duration) else None
+            known = (
+                realistic_range(f.name)
+                if role in (FieldRole.quantity, FieldRole.rating, FieldRole.percentage, FieldRole.duration)
+                else None
+            )
             lo = f.minimum if f.minimum is not None else (known[0] if known else None)
             hi = f.maximum if f.maximum is not None else (known[1] if known else None)
             if lo is not None or hi is not None:
@@ -253,8 +301,11 @@ def _check_value(p: _FieldPlan, v: Any, key: str, out: dict[str, AuditCheck]) ->
         out["id_word"].add(not (v.isalpha() and len(v) < 24), p.where, f"{key} = {_short(v)}")
         return
     if p.shape is not None:
-        out["shape"].add(bool(p.shape.match(v.strip())), p.where, f"{key} = {_short(v)} (not a {p.role.value})"
-                         if p.role else f"{key} = {_short(v)}")
+        out["shape"].add(
+            bool(p.shape.match(v.strip())),
+            p.where,
+            f"{key} = {_short(v)} (not a {p.role.value})" if p.role else f"{key} = {_short(v)}",
+        )
         return
     if p.person:
         out["person_name"].add(not looks_like_person(v), p.where, f"{key} = {_short(v)}")
@@ -267,8 +318,9 @@ def _hours(a: dt.datetime, b: dt.datetime) -> float:
     return (b - a).total_seconds() / 3600.0
 
 
-def _check_constraint(ent: EntitySpec, c: ConstraintSpec, row: dict[str, Any], clock: dt.datetime, key: str,
-                      out: AuditCheck) -> None:
+def _check_constraint(
+    ent: EntitySpec, c: ConstraintSpec, row: dict[str, Any], clock: dt.datetime, key: str, out: AuditCheck
+) -> None:
     where = f"{ent.name}:{c.kind}({','.join(c.fields)})"
     if c.kind == "order":
         a, b = _when(row.get(c.fields[0])), _when(row.get(c.fields[1]))
@@ -295,13 +347,25 @@ def _check_constraint(ent: EntitySpec, c: ConstraintSpec, row: dict[str, Any], c
         if a is None or status is None:
             return
         if status in (c.past or []):
-            out.add(a <= clock, where, f"{key} {c.fields[1]}={status} but {c.fields[0]}={row[c.fields[0]]} is ahead")
+            out.add(
+                a <= clock,
+                where,
+                f"{key} {c.fields[1]}={status} but {c.fields[0]}={row[c.fields[0]]} is ahead",
+            )
         elif status in (c.future or []):
-            out.add(a > clock, where, f"{key} {c.fields[1]}={status} but {c.fields[0]}={row[c.fields[0]]} has passed")
+            out.add(
+                a > clock,
+                where,
+                f"{key} {c.fields[1]}={status} but {c.fields[0]}={row[c.fields[0]]} has passed",
+            )
     elif c.kind == "set_when":
         v, status = row.get(c.fields[0]), row.get(c.fields[1])
         if status is not None and ent.has_field(c.fields[0]) and ent.field(c.fields[0]).nullable:
-            out.add(v is None or status in (c.past or []), where, f"{key} {c.fields[0]}={v} but {c.fields[1]}={status}")
+            out.add(
+                v is None or status in (c.past or []),
+                where,
+                f"{key} {c.fields[0]}={v} but {c.fields[1]}={status}",
+            )
     elif c.kind == "product":
         vals = [row.get(n) for n in c.fields]
         if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
@@ -311,9 +375,13 @@ def _check_constraint(ent: EntitySpec, c: ConstraintSpec, row: dict[str, Any], c
         out.add(ok, where, f"{key} {c.fields[0]}={t} != {c.fields[1]}={q} x {c.fields[2]}={p}")
 
 
-def audit_rows(ent: EntitySpec, rows: Iterable[dict[str, Any]], clock: dt.datetime,
-               out: dict[str, AuditCheck] | None = None,
-               constraints: list[ConstraintSpec] | None = None) -> dict[str, AuditCheck]:
+def audit_rows(
+    ent: EntitySpec,
+    rows: Iterable[dict[str, Any]],
+    clock: dt.datetime,
+    out: dict[str, AuditCheck] | None = None,
+    constraints: list[ConstraintSpec] | None = None,
+) -> dict[str, AuditCheck]:
     """Check rows of one entity (JSON values) against its roles and constraints."""
     out = out if out is not None else _checks()
     plans = [_FieldPlan(ent, f) for f in ent.fields]

@@ -61,7 +61,9 @@ def _time(argv: list[str]) -> float:
     done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode(errors='replace')[-300:]}")
+        raise RuntimeError(
+            f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode(errors='replace')[-300:]}"
+        )
     return elapsed
 
 

@@ -73,7 +73,9 @@ def _floor(rows: list[dict[str, Any]], src: EnvironmentSource, min_seconds: floa
     return n, spent
 
 
-def _run_size(rows: list[dict[str, Any]], src: EnvironmentSource, size: int, min_seconds: float) -> RLBenchFigure:
+def _run_size(
+    rows: list[dict[str, Any]], src: EnvironmentSource, size: int, min_seconds: float
+) -> RLBenchFigure:
     items = [rows[i % len(rows)] for i in range(size)]
     batch = make_batch(items, source=src)
     scripts = [_script(r) for r in items]
@@ -97,12 +99,23 @@ def _run_size(rows: list[dict[str, Any]], src: EnvironmentSource, size: int, min
         calls += sum(len(e.calls) for e in batch.envs)
         reward_sum += sum(e.result.reward if e.result is not None else 0.0 for e in batch.envs)
     batch.close()
-    return RLBenchFigure(envs=size, episodes=episodes, steps=steps, tool_calls=calls, seconds=spent,
-                         rewards=reward_sum / episodes if episodes else 0.0)
+    return RLBenchFigure(
+        envs=size,
+        episodes=episodes,
+        steps=steps,
+        tool_calls=calls,
+        seconds=spent,
+        rewards=reward_sum / episodes if episodes else 0.0,
+    )
 
 
-def run_rl_bench(rows: list[dict[str, Any]], source: Any = None, *, sizes: tuple[int, ...] = (1, 16, 256),
-                 min_seconds: float = 1.0) -> RLBenchReport:
+def run_rl_bench(
+    rows: list[dict[str, Any]],
+    source: Any = None,
+    *,
+    sizes: tuple[int, ...] = (1, 16, 256),
+    min_seconds: float = 1.0,
+) -> RLBenchReport:
     """Steps per second for each batch size in ``sizes``, and the tool-call floor, in this process."""
     src = source if isinstance(source, EnvironmentSource) else EnvironmentSource(source)
     rep = RLBenchReport(rows=len(rows), env_ids=sorted({r["env_id"] for r in rows}))

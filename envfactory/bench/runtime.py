@@ -10,8 +10,8 @@ from __future__ import annotations
 import gc
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import psutil
 
@@ -84,7 +84,7 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
     def rt_get(i: int) -> object:
         return s.call("get_flight", {"flight_id": flight_ids[i % len(flight_ids)]})
 
-    sql_get = f'SELECT {flight_cols} FROM flight WHERE flight_id = ?'
+    sql_get = f"SELECT {flight_cols} FROM flight WHERE flight_id = ?"
 
     def raw_get(i: int) -> object:
         return raw.execute(sql_get, (flight_ids[i % len(flight_ids)],)).fetchone()
@@ -97,8 +97,10 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
     def rt_search(i: int) -> object:
         return s.call("search_flights", {"cabin": cabins[i % 4], "max_price": 400.0 + i % 500, "limit": 10})
 
-    sql_search = (f"SELECT {flight_cols} FROM flight WHERE cabin = ? AND price <= ? "
-                  "ORDER BY departure_time ASC, flight_id ASC LIMIT ? OFFSET ?")
+    sql_search = (
+        f"SELECT {flight_cols} FROM flight WHERE cabin = ? AND price <= ? "
+        "ORDER BY departure_time ASC, flight_id ASC LIMIT ? OFFSET ?"
+    )
 
     def raw_search(i: int) -> object:
         return raw.execute(sql_search, (cabins[i % 4], 400.0 + i % 500, 11, 0)).fetchall()
@@ -107,36 +109,56 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
 
     # create
     def rt_create(i: int) -> object:
-        return s.call("create_traveler", {"first_name": "Ada", "last_name": f"Bench{i}",
-                                          "email": f"rt{i}@bench.example", "date_of_birth": "1990-01-01"})
+        return s.call(
+            "create_traveler",
+            {
+                "first_name": "Ada",
+                "last_name": f"Bench{i}",
+                "email": f"rt{i}@bench.example",
+                "date_of_birth": "1990-01-01",
+            },
+        )
 
     raw.isolation_level = None  # autocommit, as the runtime runs single-statement writes
 
     # Floors are the statements the operation needs on plain sqlite3: the write, plus the
     # read of the row where the API returns or checks it.
     def raw_create(i: int) -> object:
-        raw.execute("INSERT INTO traveler (traveler_id, first_name, last_name, email, phone, date_of_birth, "
-                    "loyalty_tier, loyalty_points) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (f"TX{i:06d}", "Ada", f"Bench{i}", f"raw{i}@bench.example", None, "1990-01-01", "none", 0))
+        raw.execute(
+            "INSERT INTO traveler (traveler_id, first_name, last_name, email, phone, date_of_birth, "
+            "loyalty_tier, loyalty_points) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (f"TX{i:06d}", "Ada", f"Bench{i}", f"raw{i}@bench.example", None, "1990-01-01", "none", 0),
+        )
         return None
 
     rep.ops.append(OpFigure("create", _time(rt_create, n, warmup=0), _time(raw_create, n, warmup=0)))
 
     # update
     def rt_update(i: int) -> object:
-        return s.call("update_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)], "phone": f"+1-555-{i:07d}"})
+        return s.call(
+            "update_traveler",
+            {"traveler_id": traveler_ids[i % len(traveler_ids)], "phone": f"+1-555-{i:07d}"},
+        )
 
     sql_get_traveler = "SELECT * FROM traveler WHERE traveler_id = ?"
 
     def raw_update(i: int) -> object:
         raw.execute(sql_get_traveler, (traveler_ids[i % len(traveler_ids)],)).fetchone()
-        raw.execute("UPDATE traveler SET phone = ? WHERE traveler_id = ?", (f"+1-555-{i:07d}", traveler_ids[i % len(traveler_ids)]))
+        raw.execute(
+            "UPDATE traveler SET phone = ? WHERE traveler_id = ?",
+            (f"+1-555-{i:07d}", traveler_ids[i % len(traveler_ids)]),
+        )
         return None
 
     rep.ops.append(OpFigure("update", _time(rt_update, n), _time(raw_update, n)))
 
     # action: cancel a confirmed booking (status, timestamp, seats back on the flight)
-    eligible = [r[0] for r in s.query("SELECT booking_id FROM booking WHERE status IN ('pending','confirmed') ORDER BY booking_id")]
+    eligible = [
+        r[0]
+        for r in s.query(
+            "SELECT booking_id FROM booking WHERE status IN ('pending','confirmed') ORDER BY booking_id"
+        )
+    ]
     m = min(len(eligible), n)
 
     def rt_action(i: int) -> object:
@@ -144,15 +166,23 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
 
     def raw_action(i: int) -> object:
         raw.execute("BEGIN")
-        b = raw.execute("SELECT status, flight_id, passengers FROM booking WHERE booking_id = ?", (eligible[i],)).fetchone()
+        b = raw.execute(
+            "SELECT status, flight_id, passengers FROM booking WHERE booking_id = ?", (eligible[i],)
+        ).fetchone()
         raw.execute("SELECT seats_available FROM flight WHERE flight_id = ?", (b[1],)).fetchone()
-        raw.execute("UPDATE booking SET status = ?, cancelled_at = ? WHERE booking_id = ?",
-                    ("cancelled", env.spec.clock, eligible[i]))
-        raw.execute("UPDATE flight SET seats_available = seats_available + ? WHERE flight_id = ?", (b[2], b[1]))
+        raw.execute(
+            "UPDATE booking SET status = ?, cancelled_at = ? WHERE booking_id = ?",
+            ("cancelled", env.spec.clock, eligible[i]),
+        )
+        raw.execute(
+            "UPDATE flight SET seats_available = seats_available + ? WHERE flight_id = ?", (b[2], b[1])
+        )
         raw.execute("COMMIT")
         return None
 
-    rep.ops.append(OpFigure("action (cancel booking)", _time(rt_action, m, warmup=0), _time(raw_action, m, warmup=0)))
+    rep.ops.append(
+        OpFigure("action (cancel booking)", _time(rt_action, m, warmup=0), _time(raw_action, m, warmup=0))
+    )
 
     s.close()
     _session_figures(env, rep, traveler_ids, sessions)
@@ -166,7 +196,9 @@ def _inlist_figure(env: Environment, rep: RuntimeBenchReport) -> None:
     from ..spec import MAX_IN_ITEMS, ParamSpec, ToolKind
 
     spec = env.spec
-    tool = next((t for t in spec.tools if t.kind == ToolKind.list and any(p.op == "in" for p in t.params)), None)
+    tool = next(
+        (t for t in spec.tools if t.kind == ToolKind.list and any(p.op == "in" for p in t.params)), None
+    )
     if tool is None:  # e.g. trip_desk: the same spec with an id filter on its first list tool
         counts = env.row_counts()
         base = max((t for t in spec.tools if t.kind == ToolKind.list), key=lambda t: counts[t.entity])
@@ -192,8 +224,11 @@ def _inlist_figure(env: Environment, rep: RuntimeBenchReport) -> None:
     s.close()
 
 
-def _session_figures(env: Environment, rep: RuntimeBenchReport, traveler_ids: list[str], sessions: int) -> None:
+def _session_figures(
+    env: Environment, rep: RuntimeBenchReport, traveler_ids: list[str], sessions: int
+) -> None:
     """Opening a session, the state hash after a write and in full, and an idle session's memory."""
+
     # new session
     def open_close(i: int) -> object:
         x = env.new_session()
@@ -204,7 +239,9 @@ def _session_figures(env: Environment, rep: RuntimeBenchReport, traveler_ids: li
 
     def open_write_close(i: int) -> object:
         x = env.new_session()
-        x.call("update_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)], "phone": "+1-555-0100"})
+        x.call(
+            "update_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)], "phone": "+1-555-0100"}
+        )
         x.close()
         return None
 
@@ -244,7 +281,9 @@ def _session_figures(env: Environment, rep: RuntimeBenchReport, traveler_ids: li
     before = proc.memory_info().rss
     writers = [env.new_session() for _ in range(n_write)]
     for i, x in enumerate(writers):
-        x.call("update_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)], "phone": "+1-555-0101"})
+        x.call(
+            "update_traveler", {"traveler_id": traveler_ids[i % len(traveler_ids)], "phone": "+1-555-0101"}
+        )
     rep.write_session_mem_kib = (proc.memory_info().rss - before) / 1024 / n_write
     rep.write_sessions = n_write
     for x in writers:

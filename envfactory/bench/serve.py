@@ -21,17 +21,24 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 
 from ..runtime import load_environment
 
-__all__ = ["ServeBenchReport", "ServeFigure", "ServeMemoryFigure", "hostile_call", "run_serve_bench",
-           "run_serve_memory_bench"]
+__all__ = [
+    "ServeBenchReport",
+    "ServeFigure",
+    "ServeMemoryFigure",
+    "hostile_call",
+    "run_serve_bench",
+    "run_serve_memory_bench",
+]
 
 
 @dataclass
@@ -83,8 +90,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-async def _drive(clients: Sequence[Any], mix: list[tuple[str, dict[str, Any]]], calls: int, max_seconds: float,
-                 transport: str) -> ServeFigure:
+async def _drive(
+    clients: Sequence[Any],
+    mix: list[tuple[str, dict[str, Any]]],
+    calls: int,
+    max_seconds: float,
+    transport: str,
+) -> ServeFigure:
     per = max(1, calls // len(clients))
     lat: list[int] = []
     deadline = time.perf_counter() + max_seconds
@@ -110,8 +122,22 @@ async def _drive(clients: Sequence[Any], mix: list[tuple[str, dict[str, Any]]], 
 
 
 def _server_cmd(env_dir: Path, transport: str, port: int = 0, fast_path: bool = True) -> list[str]:
-    cmd = [sys.executable, "-m", "envfactory", "serve", "--domain", env_dir.parent.name, "--env", env_dir.name,
-           "--transport", transport, "--max-sessions", "1000", "--max-calls", "100000000"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "envfactory",
+        "serve",
+        "--domain",
+        env_dir.parent.name,
+        "--env",
+        env_dir.name,
+        "--transport",
+        transport,
+        "--max-sessions",
+        "1000",
+        "--max-calls",
+        "100000000",
+    ]
     if transport == "stdio":
         cmd += ["--quiet"]
     if transport == "http":
@@ -121,8 +147,15 @@ def _server_cmd(env_dir: Path, transport: str, port: int = 0, fast_path: bool = 
     return cmd
 
 
-def _bench_http(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int], max_seconds: float,
-                server_path: str = "fast") -> list[ServeFigure]:
+def _bench_http(
+    env_dir: Path,
+    root: Path,
+    mix,
+    calls: int,
+    levels: Sequence[int],
+    max_seconds: float,
+    server_path: str = "fast",
+) -> list[ServeFigure]:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -130,8 +163,12 @@ def _bench_http(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int
     port = _free_port()
     # stderr to a file, not a pipe: nobody reads a pipe while the server runs, and a full one blocks it
     errlog = tempfile.TemporaryFile()
-    proc = subprocess.Popen(_server_cmd(env_dir, "http", port, fast_path=server_path == "fast"), env={**os.environ, "ENVFACTORY_ROOT": str(root)},
-                            stdout=subprocess.DEVNULL, stderr=errlog)
+    proc = subprocess.Popen(
+        _server_cmd(env_dir, "http", port, fast_path=server_path == "fast"),
+        env={**os.environ, "ENVFACTORY_ROOT": str(root)},
+        stdout=subprocess.DEVNULL,
+        stderr=errlog,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
@@ -153,10 +190,14 @@ def _bench_http(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int
             limits = httpx2.Limits(max_connections=n + 4, max_keepalive_connections=n + 4)
             async with httpx2.AsyncClient(limits=limits, timeout=30) as http:
                 from contextlib import AsyncExitStack
+
                 async with AsyncExitStack() as stack:
-                    clients = [await stack.enter_async_context(
-                        Client(streamable_http_client(url, http_client=http), mode="legacy", cache=None))
-                        for _ in range(n)]
+                    clients = [
+                        await stack.enter_async_context(
+                            Client(streamable_http_client(url, http_client=http), mode="legacy", cache=None)
+                        )
+                        for _ in range(n)
+                    ]
                     for c in clients:  # warm up: tools/list (output schemas) and one call each
                         await c.call_tool(*mix[0])
                     return await _drive(clients, mix, calls, max_seconds, "http")
@@ -165,7 +206,7 @@ def _bench_http(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int
         for n in levels:
             rows.append(anyio.run(level, n))
             rows.append(_raw_level(url, n, mix, calls, max_seconds))
-        for r in rows[-2 * len(levels):]:
+        for r in rows[-2 * len(levels) :]:
             r.server_path = server_path
         return rows
     finally:
@@ -180,13 +221,21 @@ def _bench_http(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int
 
 def _raw_level(url: str, sessions: int, mix, calls: int, max_seconds: float) -> ServeFigure:
     """One level of the lean load generator, run in its own process (so it has its own GIL)."""
-    args = json.dumps({"url": url, "sessions": sessions, "mix": mix, "calls": calls, "max_seconds": max_seconds})
-    out = subprocess.run([sys.executable, "-m", "envfactory.bench.serve", args], capture_output=True, text=True,
-                         timeout=max_seconds + 60)
+    args = json.dumps(
+        {"url": url, "sessions": sessions, "mix": mix, "calls": calls, "max_seconds": max_seconds}
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "envfactory.bench.serve", args],
+        capture_output=True,
+        text=True,
+        timeout=max_seconds + 60,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"bench load generator failed: {out.stderr[-2000:]}")
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    return ServeFigure("http", sessions, got["calls"], got["seconds"], got["p50_ms"], got["p99_ms"], client="raw")
+    return ServeFigure(
+        "http", sessions, got["calls"], got["seconds"], got["p50_ms"], got["p99_ms"], client="raw"
+    )
 
 
 class _RawHTTP:
@@ -200,7 +249,7 @@ class _RawHTTP:
         self.reader, self.writer, self.host, self.path = reader, writer, host, path
 
     @classmethod
-    async def connect(cls, url: str) -> "_RawHTTP":
+    async def connect(cls, url: str) -> _RawHTTP:
         u = urlsplit(url)
         reader, writer = await asyncio.open_connection(u.hostname, u.port)
         sock = writer.get_extra_info("socket")
@@ -208,9 +257,16 @@ class _RawHTTP:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return cls(reader, writer, u.netloc, u.path)
 
-    async def request(self, method: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        head = [f"{method} {self.path} HTTP/1.1", f"Host: {self.host}", f"Content-Length: {len(body)}",
-                "Accept: application/json, text/event-stream", "Content-Type: application/json"]
+    async def request(
+        self, method: str, body: bytes, headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
+        head = [
+            f"{method} {self.path} HTTP/1.1",
+            f"Host: {self.host}",
+            f"Content-Length: {len(body)}",
+            "Accept: application/json, text/event-stream",
+            "Content-Type: application/json",
+        ]
         head += [f"{k}: {v}" for k, v in headers.items()]
         self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
         raw = await self.reader.readuntil(b"\r\n\r\n")
@@ -230,18 +286,32 @@ class _RawHTTP:
         await self.writer.wait_closed()
 
 
-async def _raw_load(url: str, sessions: int, mix: list[list[Any]], calls: int, max_seconds: float) -> dict[str, Any]:
+async def _raw_load(
+    url: str, sessions: int, mix: list[list[Any]], calls: int, max_seconds: float
+) -> dict[str, Any]:
     """N MCP sessions, one connection each: initialize, initialized, then plain tools/call POSTs, each answer checked."""
-    init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                       "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                                  "clientInfo": {"name": "envfactory-bench", "version": "0"}}}).encode()
+    init = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "envfactory-bench", "version": "0"},
+            },
+        }
+    ).encode()
     conns: list[tuple[_RawHTTP, dict[str, str]]] = []
     for _ in range(sessions):
         c = await _RawHTTP.connect(url)
         status, hdrs, body = await c.request("POST", init, {})
         if status != 200:
             raise RuntimeError(f"bench initialize failed: HTTP {status} {body[:300]!r}")
-        h = {"Mcp-Session-Id": hdrs["mcp-session-id"], "Mcp-Protocol-Version": json.loads(body)["result"]["protocolVersion"]}
+        h = {
+            "Mcp-Session-Id": hdrs["mcp-session-id"],
+            "Mcp-Protocol-Version": json.loads(body)["result"]["protocolVersion"],
+        }
         await c.request("POST", b'{"jsonrpc":"2.0","method":"notifications/initialized"}', h)
         conns.append((c, h))
     params = [json.dumps({"name": name, "arguments": args}) for name, args in mix]
@@ -281,13 +351,17 @@ def _run_raw_load(args: dict[str, Any]) -> dict[str, Any]:
     return uvloop.run(coro)
 
 
-def _bench_stdio(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int], max_seconds: float) -> list[ServeFigure]:
+def _bench_stdio(
+    env_dir: Path, root: Path, mix, calls: int, levels: Sequence[int], max_seconds: float
+) -> list[ServeFigure]:
     from contextlib import AsyncExitStack
 
     from mcp import Client, StdioServerParameters
 
     cmd = _server_cmd(env_dir, "stdio")
-    params = StdioServerParameters(command=cmd[0], args=cmd[1:], env={**os.environ, "ENVFACTORY_ROOT": str(root)})
+    params = StdioServerParameters(
+        command=cmd[0], args=cmd[1:], env={**os.environ, "ENVFACTORY_ROOT": str(root)}
+    )
 
     async def level(n: int) -> ServeFigure:
         async with AsyncExitStack() as stack:
@@ -307,9 +381,15 @@ def _bench_stdio(env_dir: Path, root: Path, mix, calls: int, levels: Sequence[in
             sys.stderr = old
 
 
-def run_serve_bench(env_dir: str | Path, *, calls: int = 2000, levels: Sequence[int] = (1, 8, 32),
-                    transports: Sequence[str] = ("http", "stdio"), max_seconds: float = 20.0,
-                    server_paths: Sequence[str] = ("fast",)) -> ServeBenchReport:
+def run_serve_bench(
+    env_dir: str | Path,
+    *,
+    calls: int = 2000,
+    levels: Sequence[int] = (1, 8, 32),
+    transports: Sequence[str] = ("http", "stdio"),
+    max_seconds: float = 20.0,
+    server_paths: Sequence[str] = ("fast",),
+) -> ServeBenchReport:
     """Measure; ``server_paths`` ("fast", "sdk") runs the HTTP rows once per server path, to compare them."""
     env_dir = Path(env_dir).resolve()
     root = env_dir.parents[2]
@@ -332,14 +412,17 @@ def run_serve_bench(env_dir: str | Path, *, calls: int = 2000, levels: Sequence[
             rep.rows += _bench_http(env_dir, root, mix, calls, levels, max_seconds, server_path=path)
     if "stdio" in transports:
         rep.rows += _bench_stdio(env_dir, root, mix, calls, levels, max_seconds)
-    rep.notes.append(f"{os.cpu_count()} CPU cores shared by the server process(es) and the clients; "
-                     "client sdk: official SDK clients in this process, their SDK work (output-schema validation, "
-                     "JSON-RPC framing) is in the figures; client raw: a lean JSON-RPC load generator (raw HTTP/1.1 "
-                     "keep-alive, one connection per session) in a separate process, the same server and call mix")
+    rep.notes.append(
+        f"{os.cpu_count()} CPU cores shared by the server process(es) and the clients; "
+        "client sdk: official SDK clients in this process, their SDK work (output-schema validation, "
+        "JSON-RPC framing) is in the figures; client raw: a lean JSON-RPC load generator (raw HTTP/1.1 "
+        "keep-alive, one connection per session) in a separate process, the same server and call mix"
+    )
     return rep
 
 
 # ---- memory: server RSS under many sessions of hostile calls -------------------------------------
+
 
 @dataclass
 class ServeMemoryFigure:
@@ -370,9 +453,18 @@ def hostile_call(k: int) -> tuple[str, dict[str, Any]]:
 
 async def _hostile_sessions(url: str, sessions: int, calls: int, workers: int) -> dict[str, Any]:
     """Open ``sessions`` MCP sessions over ``workers`` connections, ``calls`` hostile calls in each; keep them open."""
-    init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                       "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                                  "clientInfo": {"name": "envfactory-bench-memory", "version": "0"}}}).encode()
+    init = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "envfactory-bench-memory", "version": "0"},
+            },
+        }
+    ).encode()
     todo = list(range(sessions))
     opened: list[str] = []
     got = {"refused": 0, "calls": 0, "call_errors": 0}
@@ -387,13 +479,22 @@ async def _hostile_sessions(url: str, sessions: int, calls: int, workers: int) -
                 if "result" not in answer or "mcp-session-id" not in hdrs:
                     got["refused"] += 1  # 503 from the transport or the budget's in-band error
                     continue
-                h = {"Mcp-Session-Id": hdrs["mcp-session-id"], "Mcp-Protocol-Version": answer["result"]["protocolVersion"]}
+                h = {
+                    "Mcp-Session-Id": hdrs["mcp-session-id"],
+                    "Mcp-Protocol-Version": answer["result"]["protocolVersion"],
+                }
                 await c.request("POST", b'{"jsonrpc":"2.0","method":"notifications/initialized"}', h)
                 opened.append(h["Mcp-Session-Id"])
                 for k in range(calls):
                     name, args = hostile_call(len(opened) * calls + k)
-                    req = json.dumps({"jsonrpc": "2.0", "id": k + 1, "method": "tools/call",
-                                      "params": {"name": name, "arguments": args}}).encode()
+                    req = json.dumps(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": k + 1,
+                            "method": "tools/call",
+                            "params": {"name": name, "arguments": args},
+                        }
+                    ).encode()
                     status, _, answer_raw = await c.request("POST", req, h)
                     res = json.loads(answer_raw).get("result") if status == 200 else None
                     got["calls"] += 1
@@ -435,14 +536,23 @@ def _wait_mcp_sessions(base: str, env_name: str, token: str, want: int, seconds:
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        r = httpx2.get(f"{base}/control/{env_name}/sessions", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+        r = httpx2.get(
+            f"{base}/control/{env_name}/sessions", headers={"Authorization": f"Bearer {token}"}, timeout=10
+        )
         if r.status_code == 200 and r.json()["mcp_sessions"] <= want:
             return
         time.sleep(0.1)
 
 
-def run_serve_memory_bench(env_dir: str | Path, *, sessions: int = 1000, calls: int = 100, workers: int = 8,
-                           max_memory_mb: int | None = None, max_seconds: float = 900.0) -> ServeMemoryFigure:
+def run_serve_memory_bench(
+    env_dir: str | Path,
+    *,
+    sessions: int = 1000,
+    calls: int = 100,
+    workers: int = 8,
+    max_memory_mb: int | None = None,
+    max_seconds: float = 900.0,
+) -> ServeMemoryFigure:
     """Server RSS after ``sessions`` sessions x ``calls`` hostile calls (all on 127.0.0.1), and after they close.
 
     The server runs as ``envfactory serve --transport http`` with its default memory budget
@@ -453,12 +563,18 @@ def run_serve_memory_bench(env_dir: str | Path, *, sessions: int = 1000, calls: 
     env_dir = Path(env_dir).resolve()
     root = env_dir.parents[2]
     port, token = _free_port(), "bench-memory-control"
-    cmd = _server_cmd(env_dir, "http", port) + ["--max-sessions", str(max(sessions, 1)), "--control-token", token]
+    cmd = _server_cmd(env_dir, "http", port) + [
+        "--max-sessions",
+        str(max(sessions, 1)),
+        "--control-token",
+        token,
+    ]
     if max_memory_mb is not None:
         cmd += ["--max-memory-mb", str(max_memory_mb)]
     errlog = tempfile.TemporaryFile()
-    proc = subprocess.Popen(cmd, env={**os.environ, "ENVFACTORY_ROOT": str(root)}, stdout=subprocess.DEVNULL,
-                            stderr=errlog)
+    proc = subprocess.Popen(
+        cmd, env={**os.environ, "ENVFACTORY_ROOT": str(root)}, stdout=subprocess.DEVNULL, stderr=errlog
+    )
     base, url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port}/mcp/{env_dir.name}"
     load = None
     try:
@@ -477,9 +593,15 @@ def run_serve_memory_bench(env_dir: str | Path, *, sessions: int = 1000, calls: 
             time.sleep(0.1)
         start = _rss_mib(proc.pid)
         t0 = time.perf_counter()
-        args = json.dumps({"mode": "memory", "url": url, "sessions": sessions, "calls": calls, "workers": workers})
-        load = subprocess.Popen([sys.executable, "-m", "envfactory.bench.serve", args], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True)
+        args = json.dumps(
+            {"mode": "memory", "url": url, "sessions": sessions, "calls": calls, "workers": workers}
+        )
+        load = subprocess.Popen(
+            [sys.executable, "-m", "envfactory.bench.serve", args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert load.stdin is not None and load.stdout is not None
         line = load.stdout.readline()
         if not line:
@@ -494,8 +616,19 @@ def run_serve_memory_bench(env_dir: str | Path, *, sessions: int = 1000, calls: 
         _wait_mcp_sessions(base, env_dir.name, token, 0, 60)
         closed = _rss_mib(proc.pid)
         budget = 4096 if max_memory_mb is None else (max_memory_mb or None)
-        return ServeMemoryFigure(sessions, calls, got["opened"], got["refused"], got["calls"], got["call_errors"],
-                                 start, open_rss, closed, budget, seconds)
+        return ServeMemoryFigure(
+            sessions,
+            calls,
+            got["opened"],
+            got["refused"],
+            got["calls"],
+            got["call_errors"],
+            start,
+            open_rss,
+            closed,
+            budget,
+            seconds,
+        )
     finally:
         if load is not None and load.poll() is None:
             load.kill()

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from ._app import app
-
 # Each module registers its commands on ``app``.
-from . import runtime_cmds  # noqa: F401,E402
-from . import bench_cmds  # noqa: F401,E402
-from . import build_cmds  # noqa: F401,E402
-from . import graph_cmds  # noqa: F401,E402
-from . import verify_cmds  # noqa: F401,E402
-from . import serve_cmds  # noqa: F401,E402
-from . import tasks_cmds  # noqa: F401,E402
-from . import eval_cmds  # noqa: F401,E402
-from . import synth_cmds  # noqa: F401,E402
-from . import model_cmds  # noqa: F401,E402
-from . import rl_cmds  # noqa: F401,E402
-from . import audit_cmds  # noqa: F401,E402
+from . import (
+    audit_cmds,  # noqa: F401,E402
+    bench_cmds,  # noqa: F401,E402
+    build_cmds,  # noqa: F401,E402
+    eval_cmds,  # noqa: F401,E402
+    graph_cmds,  # noqa: F401,E402
+    model_cmds,  # noqa: F401,E402
+    rl_cmds,  # noqa: F401,E402
+    runtime_cmds,  # noqa: F401,E402
+    serve_cmds,  # noqa: F401,E402
+    synth_cmds,  # noqa: F401,E402
+    tasks_cmds,  # noqa: F401,E402
+    verify_cmds,  # noqa: F401,E402
+)
+from ._app import app
 
 __all__ = ["app", "main"]
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["app", "console", "err_console", "fail", "handle_errors", "domain_dirs", "env_dirs", "ROOT_ENV"]
 
 ROOT_ENV = "ENVFACTORY_ROOT"
+
 
 class _PathOption:
     """Coerce a path option with ``Path()`` (None stays None)."""
@@ -121,16 +123,24 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _main(
     ctx: typer.Context,
-    config: Optional[Path] = typer.Option(
-        None, "--config", "-c", help="YAML file of option defaults per command (see configs/).", show_default=False
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        "-c",
+        help="YAML file of option defaults per command (see configs/).",
+        show_default=False,
     ),
-    root: Optional[Path] = typer.Option(
-        None, "--root", envvar=ROOT_ENV, show_default=False,
+    root: Path | None = typer.Option(
+        None,
+        "--root",
+        envvar=ROOT_ENV,
+        show_default=False,
         help=f"Project root holding domains/, resources/, eval/ and trajectories/ (default: ${ROOT_ENV}, "
-             "else the current folder). Every command reads and writes under it.",
+        "else the current folder). Every command reads and writes under it.",
     ),
-    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
-                                 help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """envfactory: API docs in, verified tool environments and trajectories out."""
     if root is not None:
@@ -160,7 +170,7 @@ def _set_root(ctx: typer.Context, root: Path) -> None:
     ctx.call_on_close(restore)
 
 
-def fail(message: str, code: int = 2) -> "typer.Exit":
+def fail(message: str, code: int = 2) -> typer.Exit:
     err_console.print(f"[bold red]error:[/] {message}", highlight=False)
     raise typer.Exit(code)
 
@@ -196,7 +206,9 @@ def domain_dirs(domains_root: Path | None = None) -> list[Path]:
     root = _domains_root(domains_root)
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and any(p.rglob("env.yaml")))
+    return sorted(
+        p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and any(p.rglob("env.yaml"))
+    )
 
 
 def env_dirs(domain: str | None, env: str | None = None, domains_root: Path | None = None) -> list[Path]:
@@ -206,12 +218,16 @@ def env_dirs(domain: str | None, env: str | None = None, domains_root: Path | No
         d = root / domain
         if not d.is_dir():
             known = ", ".join(p.name for p in domain_dirs(root)) or "none"
-            fail(f"domain {domain!r} not found under {root} (known: {known}); run 'envfactory build --domain {domain}'"
-                 + _root_hint(root))
+            fail(
+                f"domain {domain!r} not found under {root} (known: {known}); run 'envfactory build --domain {domain}'"
+                + _root_hint(root)
+            )
         dirs = sorted(p.parent for p in d.rglob("env.yaml"))
     else:
         dirs = sorted(p.parent for p in root.rglob("env.yaml")) if root.is_dir() else []
-    dirs = [p for p in dirs if not any(part.startswith(".") for part in p.relative_to(root).parts)]  # skip .NAME.build-* folders
+    dirs = [
+        p for p in dirs if not any(part.startswith(".") for part in p.relative_to(root).parts)
+    ]  # skip .NAME.build-* folders
     if env:
         dirs = [p for p in dirs if p.name == env]
         if not dirs:

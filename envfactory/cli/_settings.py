@@ -8,7 +8,8 @@ as a string (JSON or YAML flow), so one parser serves both.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import typer
 import yaml

@@ -15,10 +15,16 @@ import typer
 
 from ._app import app, console, env_dirs, fail, handle_errors
 
-_LABELS = {"constraint": "constraint violations", "non_date": "non-dates in date fields",
-           "status_word": "random words in status fields", "id_word": "words in non-key *_id fields",
-           "shape": "values of the wrong shape", "person_name": "person names on non-person fields",
-           "lorem": "single-word lorem text", "empty": "empty object/array values"}
+_LABELS = {
+    "constraint": "constraint violations",
+    "non_date": "non-dates in date fields",
+    "status_word": "random words in status fields",
+    "id_word": "words in non-key *_id fields",
+    "shape": "values of the wrong shape",
+    "person_name": "person names on non-person fields",
+    "lorem": "single-word lorem text",
+    "empty": "empty object/array values",
+}
 
 
 def _targets(target: str) -> list[Path]:
@@ -26,8 +32,11 @@ def _targets(target: str) -> list[Path]:
     if p.is_dir():
         if (p / "env.yaml").is_file():
             return [p]
-        found = sorted(q.parent for q in p.rglob("env.yaml")
-                       if not any(part.startswith(".") for part in q.relative_to(p).parts))
+        found = sorted(
+            q.parent
+            for q in p.rglob("env.yaml")
+            if not any(part.startswith(".") for part in q.relative_to(p).parts)
+        )
         if not found:
             fail(f"{target}: no env.yaml under this folder")
         return found
@@ -77,9 +86,14 @@ def _line(name: str, reports: list[Any], checks: tuple[str, ...]) -> str:
 @app.command()
 @handle_errors
 def audit(
-    target: str = typer.Argument(..., help="An environment folder, a folder of them, a domain, DOMAIN/ENV, an env name, "
-                                 "or a dataset folder written by 'envfactory synth' (trajectories/NAME)."),
-    calls: int = typer.Option(2, "--calls", help="Valid calls per write tool before auditing the state after calls (0: none)."),
+    target: str = typer.Argument(
+        ...,
+        help="An environment folder, a folder of them, a domain, DOMAIN/ENV, an env name, "
+        "or a dataset folder written by 'envfactory synth' (trajectories/NAME).",
+    ),
+    calls: int = typer.Option(
+        2, "--calls", help="Valid calls per write tool before auditing the state after calls (0: none)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the calls' arguments."),
     as_json: bool = typer.Option(False, "--json", help="Print the full reports as JSON."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="More examples per check."),
@@ -103,8 +117,10 @@ def audit(
     else:
         for r in reports:
             _print_report(r, verbose)
-        console.print(f"Seed audit of {len(reports)} environment(s): violations in seeded rows (+ after calls)",
-                      highlight=False)
+        console.print(
+            f"Seed audit of {len(reports)} environment(s): violations in seeded rows (+ after calls)",
+            highlight=False,
+        )
         for r in reports:
             console.print(_line(r.env, [r], CHECKS), highlight=False, markup=False, soft_wrap=True)
         if len(reports) > 1:

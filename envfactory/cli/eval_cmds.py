@@ -68,12 +68,21 @@ def eval_suite(
     domain: str | None = typer.Option(None, "--domain", "-d", help="Domain to build the suite for."),
     all_domains: bool = typer.Option(False, "--all", help="Build a suite for every domain under domains/."),
     tasks_file: Path | None = typer.Option(
-        None, "--tasks", help="Tasks (JSON Lines) to build from; default: build tasks with envfactory.synth.tasks."),
+        None,
+        "--tasks",
+        help="Tasks (JSON Lines) to build from; default: build tasks with envfactory.synth.tasks.",
+    ),
     n_tasks: int = typer.Option(200, "--n-tasks", help="Tasks to build when --tasks is not given."),
-    per_category: int = typer.Option(20, "--per-category", "-n", help="At most this many entries per category."),
-    categories: str | None = typer.Option(None, "--categories", help=f"Comma-separated subset of {', '.join(CATEGORIES)}."),
+    per_category: int = typer.Option(
+        20, "--per-category", "-n", help="At most this many entries per category."
+    ),
+    categories: str | None = typer.Option(
+        None, "--categories", help=f"Comma-separated subset of {', '.join(CATEGORIES)}."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed: the same tasks and seed give the same files."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Suites folder (default: eval/suites); writes OUT/<domain>/."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Suites folder (default: eval/suites); writes OUT/<domain>/."
+    ),
 ) -> None:
     """Write a BFCL-format evaluation suite for a domain (or --all) under eval/suites/<domain>/.
 
@@ -97,24 +106,59 @@ def eval_suite(
     for name in names:
         envs = [e for d, e in every if d.resolve().relative_to(root).parts[0] == name]
         others = [e for d, e in every if d.resolve().relative_to(root).parts[0] != name]
-        _write_one_suite(name, envs, others, tasks_file, n_tasks, per_category, chosen, seed,
-                         (out or paths.eval_dir / "suites") / name)
+        _write_one_suite(
+            name,
+            envs,
+            others,
+            tasks_file,
+            n_tasks,
+            per_category,
+            chosen,
+            seed,
+            (out or paths.eval_dir / "suites") / name,
+        )
 
 
-def _write_one_suite(domain: str, envs: list, others: list, tasks_file: Path | None, n_tasks: int,
-                     per_category: int, chosen: tuple[str, ...], seed: int, folder: Path) -> None:
+def _write_one_suite(
+    domain: str,
+    envs: list,
+    others: list,
+    tasks_file: Path | None,
+    n_tasks: int,
+    per_category: int,
+    chosen: tuple[str, ...],
+    seed: int,
+    folder: Path,
+) -> None:
     from ..evaluation import BareAgent, EvalConfig, build_suite, run_eval, write_suite
 
     tasks = _load_tasks(tasks_file, envs, n_tasks, seed)
-    suite = build_suite(tasks, envs, domain=domain, n_per_category=per_category, categories=chosen,
-                        seed=seed, other_envs=others)
+    suite = build_suite(
+        tasks,
+        envs,
+        domain=domain,
+        n_per_category=per_category,
+        categories=chosen,
+        seed=seed,
+        other_envs=others,
+    )
     folder = write_suite(suite, folder)
     size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-    single = [c for c in suite.counts if not c.startswith("multi_turn") and c not in ("irrelevance", "live_relevance")]
-    bare = run_eval(suite, BareAgent(), config=EvalConfig(categories=tuple(single), concurrency=1)) if single else None
+    single = [
+        c
+        for c in suite.counts
+        if not c.startswith("multi_turn") and c not in ("irrelevance", "live_relevance")
+    ]
+    bare = (
+        run_eval(suite, BareAgent(), config=EvalConfig(categories=tuple(single), concurrency=1))
+        if single
+        else None
+    )
     passed = {c: sum(r.valid for r in bare.results if r.category == c) for c in single} if bare else {}
-    counts = ", ".join(f"{c} {n}" + (f" (bare call passes {passed[c]})" if c in passed else "")
-                       for c, n in suite.counts.items())
+    counts = ", ".join(
+        f"{c} {n}" + (f" (bare call passes {passed[c]})" if c in passed else "")
+        for c, n in suite.counts.items()
+    )
     console.print(f"suite {domain}: {counts} -> {folder} ({size / 1024:.0f} KiB)", highlight=False)
 
 
@@ -131,8 +175,11 @@ def _preflight(client: OpenAICompatModel, model: str) -> None:
     with console.status(f"checking {client.base_url} ..."):
         served = client.check_endpoint(timeout=PREFLIGHT_TIMEOUT_S)
     if served is not None and model not in served:
-        err_console.print(f"[yellow]warning:[/] {client.base_url} serves {', '.join(served) or 'no model'}, "
-                          f"not {model!r}; requests will likely fail", highlight=False)
+        err_console.print(
+            f"[yellow]warning:[/] {client.base_url} serves {', '.join(served) or 'no model'}, "
+            f"not {model!r}; requests will likely fail",
+            highlight=False,
+        )
 
 
 def _report_model_errors(summary: dict[str, Any]) -> None:
@@ -144,37 +191,69 @@ def _report_model_errors(summary: dict[str, Any]) -> None:
     cause = next(iter(causes), "unknown")
     if failed == total:
         fail(f"every entry failed on a model error ({failed}/{total}); the commonest cause: {cause}", code=1)
-    err_console.print(f"[yellow]warning:[/] {failed}/{total} entries failed on a model error (scored as wrong); "
-                      f"commonest cause: {cause}", highlight=False)
+    err_console.print(
+        f"[yellow]warning:[/] {failed}/{total} entries failed on a model error (scored as wrong); "
+        f"commonest cause: {cause}",
+        highlight=False,
+    )
 
 
 @app.command("eval", help=_EVAL_HELP)
 @handle_errors
 def eval_(
-    action: str | None = typer.Argument(None, help="'compare': print stored runs side by side (see --runs, --format)."),
-    suite_name: str | None = typer.Option(None, "--suite", "-s", help="Suite: a domain under eval/suites, or a suite folder."),
+    action: str | None = typer.Argument(
+        None, help="'compare': print stored runs side by side (see --runs, --format)."
+    ),
+    suite_name: str | None = typer.Option(
+        None, "--suite", "-s", help="Suite: a domain under eval/suites, or a suite folder."
+    ),
     model: str | None = typer.Option(None, "--model", "-m", help="Model name as the server serves it."),
-    base_url: str = typer.Option("http://127.0.0.1:8000/v1", "--base-url", help="OpenAI-compatible endpoint, with /v1."),
-    api_key: str | None = typer.Option(None, "--api-key", help="Bearer token (default: $OPENAI_API_KEY, if set)."),
-    agent_name: str | None = typer.Option(None, "--agent", help=f"Reference agent instead of a model: {', '.join(REFERENCE_AGENTS)}."),
-    categories: str | None = typer.Option(None, "--categories", help=f"Comma-separated subset of {', '.join(CATEGORIES)}."),
-    mode: str = typer.Option("fc", "--mode", help="fc: native function calling; prompt: call strings in text."),
+    base_url: str = typer.Option(
+        "http://127.0.0.1:8000/v1", "--base-url", help="OpenAI-compatible endpoint, with /v1."
+    ),
+    api_key: str | None = typer.Option(
+        None, "--api-key", help="Bearer token (default: $OPENAI_API_KEY, if set)."
+    ),
+    agent_name: str | None = typer.Option(
+        None, "--agent", help=f"Reference agent instead of a model: {', '.join(REFERENCE_AGENTS)}."
+    ),
+    categories: str | None = typer.Option(
+        None, "--categories", help=f"Comma-separated subset of {', '.join(CATEGORIES)}."
+    ),
+    mode: str = typer.Option(
+        "fc", "--mode", help="fc: native function calling; prompt: call strings in text."
+    ),
     concurrency: int = typer.Option(8, "--concurrency", help="Entries (and requests) in flight at once."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds per request."),
     retries: int = typer.Option(3, "--retries", help="Retries per request on 5xx, 429, timeouts."),
     limit: int | None = typer.Option(None, "--limit", help="At most N entries per category."),
-    max_steps: int = typer.Option(20, "--max-steps", help="Multi-turn: steps per user turn (bfcl loop: one more force-quits)."),
-    loop: str = typer.Option("bfcl", "--loop", help="Multi-turn loop: bfcl (BFCL's semantics) or lenient (envfactory's earlier loop)."),
+    max_steps: int = typer.Option(
+        20, "--max-steps", help="Multi-turn: steps per user turn (bfcl loop: one more force-quits)."
+    ),
+    loop: str = typer.Option(
+        "bfcl",
+        "--loop",
+        help="Multi-turn loop: bfcl (BFCL's semantics) or lenient (envfactory's earlier loop).",
+    ),
     trials: int = typer.Option(1, "--trials", help="Runs per multi-turn entry; the summary gives pass^k."),
     temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Completion token limit per request."),
-    user_sim: bool = typer.Option(False, "--user-sim", help="Multi-turn users from the user simulator instead of the sub-goal turns."),
+    user_sim: bool = typer.Option(
+        False, "--user-sim", help="Multi-turn users from the user simulator instead of the sub-goal turns."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed for the random and drop-one agents and the simulator."),
-    out: Path | None = typer.Option(None, "--out", "-o", show_default=False,
-                                       help="Folder for results.jsonl and summary.json (default: "
-                                            "eval/results/SUITE/AGENT under the project root)."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        show_default=False,
+        help="Folder for results.jsonl and summary.json (default: "
+        "eval/results/SUITE/AGENT under the project root).",
+    ),
     db: Path | None = typer.Option(None, "--db", help="Results database (default: eval/results/results.db)."),
-    runs: str | None = typer.Option(None, "--runs", help="compare: comma-separated run ids (default: the last 5)."),
+    runs: str | None = typer.Option(
+        None, "--runs", help="compare: comma-separated run ids (default: the last 5)."
+    ),
     fmt: str = typer.Option("table", "--format", help="compare: table or markdown (a leaderboard)."),
 ) -> None:
     from ..config import project_paths
@@ -195,8 +274,10 @@ def eval_(
     if not (folder / "manifest.json").is_file():
         folder = paths.eval_dir / "suites" / suite_name
     if not (folder / "manifest.json").is_file():
-        fail(f"suite {suite_name!r} not found (looked for {folder}/manifest.json); "
-             f"build it with 'envfactory eval-suite --domain {suite_name}'")
+        fail(
+            f"suite {suite_name!r} not found (looked for {folder}/manifest.json); "
+            f"build it with 'envfactory eval-suite --domain {suite_name}'"
+        )
     # Every option is checked before anything is created or contacted.
     _check_options(mode, model, agent_name, limit, loop, trials, max_steps)
     chosen = _categories(categories)
@@ -215,22 +296,47 @@ def eval_(
         from ..llm import OpenAICompatModel
 
         assert model is not None
-        client = OpenAICompatModel(base_url, model, api_key=api_key or os.environ.get("OPENAI_API_KEY"),
-                                   timeout=timeout, max_retries=retries, concurrency=concurrency)
+        client = OpenAICompatModel(
+            base_url,
+            model,
+            api_key=api_key or os.environ.get("OPENAI_API_KEY"),
+            timeout=timeout,
+            max_retries=retries,
+            concurrency=concurrency,
+        )
         agent = ModelAgent(client, temperature=temperature, max_tokens=max_tokens)
-    config = EvalConfig(categories=chosen, mode=mode, concurrency=concurrency, limit=limit,  # type: ignore[arg-type]
-                        max_steps_per_turn=max_steps, user="simulator" if user_sim else "subgoals", seed=seed,
-                        loop=loop, trials=trials)  # type: ignore[arg-type]
+    config = EvalConfig(
+        categories=chosen,
+        mode=mode,
+        concurrency=concurrency,
+        limit=limit,  # type: ignore[arg-type]
+        max_steps_per_turn=max_steps,
+        user="simulator" if user_sim else "subgoals",
+        seed=seed,
+        loop=loop,
+        trials=trials,
+    )  # type: ignore[arg-type]
     from ..evaluation import ResultsStore, suite_digest
 
     store = ResultsStore(db_path)
     try:
         if client is not None:
             _preflight(client, str(model))
-        run_id = store.start_run(agent=agent.name, suite=suite.domain, suite_digest=suite_digest(folder),
-                                 config=config, endpoint=base_url if client is not None else "")
-        report = _run(suite, agent, config, paths.domains_dir, _simulated_user(seed) if user_sim else None,
-                      lambda result: store.add_result(run_id, result))
+        run_id = store.start_run(
+            agent=agent.name,
+            suite=suite.domain,
+            suite_digest=suite_digest(folder),
+            config=config,
+            endpoint=base_url if client is not None else "",
+        )
+        report = _run(
+            suite,
+            agent,
+            config,
+            paths.domains_dir,
+            _simulated_user(seed) if user_sim else None,
+            lambda result: store.add_result(run_id, result),
+        )
         store.finish_run(run_id, report.wall_s)
     finally:
         store.close()
@@ -245,8 +351,15 @@ def eval_(
     _report_model_errors(summary)
 
 
-def _check_options(mode: str, model: str | None, agent_name: str | None, limit: int | None, loop: str,
-                   trials: int, max_steps: int) -> None:
+def _check_options(
+    mode: str,
+    model: str | None,
+    agent_name: str | None,
+    limit: int | None,
+    loop: str,
+    trials: int,
+    max_steps: int,
+) -> None:
     if mode not in ("fc", "prompt"):
         fail(f"--mode must be fc or prompt, got {mode!r}")
     if (model is None) == (agent_name is None):
@@ -266,12 +379,25 @@ def _run(suite, agent, config, domains_root: Path, user_factory, on_result):
 
     from ..evaluation import run_eval
 
-    with Progress(TextColumn(f"[bold]{agent.name}[/] on {suite.domain}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as progress:
+    with Progress(
+        TextColumn(f"[bold]{agent.name}[/] on {suite.domain}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
         bar = progress.add_task("eval", total=None)
 
         def tick(done: int, total: int) -> None:
             progress.update(bar, completed=done, total=total)
 
-        return run_eval(suite, agent, config=config, domains_root=domains_root, on_progress=tick,
-                        user_factory=user_factory, on_result=on_result)
+        return run_eval(
+            suite,
+            agent,
+            config=config,
+            domains_root=domains_root,
+            on_progress=tick,
+            user_factory=user_factory,
+            on_result=on_result,
+        )

@@ -10,8 +10,11 @@ import typer
 
 from ._app import app, console, handle_errors
 
-model_app = typer.Typer(help="A real small model on CPU (Gemma 3 270M behind llama.cpp), for the LLM paths.",
-                        no_args_is_help=True, rich_markup_mode=None)
+model_app = typer.Typer(
+    help="A real small model on CPU (Gemma 3 270M behind llama.cpp), for the LLM paths.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 app.add_typer(model_app, name="model")
 
 
@@ -59,8 +62,11 @@ def _one_request(base_url: str, model: str) -> None:
 
     client = OpenAICompatModel(base_url, model, timeout=600)
     t0 = time.perf_counter()
-    reply = client.complete([{"role": "user", "content": "Write one sentence about booking a hotel room."}],
-                            max_tokens=48, temperature=0.0)
+    reply = client.complete(
+        [{"role": "user", "content": "Write one sentence about booking a hotel room."}],
+        max_tokens=48,
+        temperature=0.0,
+    )
     seconds = time.perf_counter() - t0
     tokens = reply.usage.completion_tokens
     console.print(f"reply: {reply.message.content!r}", highlight=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..spec import ToolSpec
 
 
-def describe_params(tool: "ToolSpec") -> list[str]:
+def describe_params(tool: ToolSpec) -> list[str]:
     """One line per parameter an agent may pass: name, type, whether required, allowed values."""
     from ..spec import tool_input_schema
 
@@ -37,10 +37,13 @@ def describe_params(tool: "ToolSpec") -> list[str]:
 @app.command()
 @handle_errors
 def inspect(
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="Only this domain (default: all)."),
-    env: Optional[str] = typer.Option(None, "--env", "-e", help="Only this environment."),
-    tools: bool = typer.Option(False, "--tools",
-                               help="List every tool: kind, parameters (type, required, allowed values), description."),
+    domain: str | None = typer.Option(None, "--domain", "-d", help="Only this domain (default: all)."),
+    env: str | None = typer.Option(None, "--env", "-e", help="Only this environment."),
+    tools: bool = typer.Option(
+        False,
+        "--tools",
+        help="List every tool: kind, parameters (type, required, allowed values), description.",
+    ),
 ) -> None:
     """Show environments with their tools, entities and seeded row counts."""
     from rich.table import Table
@@ -88,19 +91,25 @@ def _find_tool(tool: str, domain: str, env: str | None) -> tuple[Path, str]:
         where = f"environment {env!r}" if env else f"domain {domain!r}"
         fail(f"no tool {tool!r} in {where}; see 'envfactory inspect --domain {domain} --tools'")
     if len(holders) > 1:
-        fail(f"tool {tool!r} is in {len(holders)} environments of domain {domain!r}; name one: "
-             + ", ".join(f"{d.name}/{tool}" for d in holders) + " (or pass --env)")
+        fail(
+            f"tool {tool!r} is in {len(holders)} environments of domain {domain!r}; name one: "
+            + ", ".join(f"{d.name}/{tool}" for d in holders)
+            + " (or pass --env)"
+        )
     return holders[0], tool
 
 
 @app.command()
 @handle_errors
 def call(
-    tool: str = typer.Argument(..., help="Tool name, e.g. search_flights, or ENV/TOOL, e.g. trip_desk/search_flights."),
+    tool: str = typer.Argument(
+        ..., help="Tool name, e.g. search_flights, or ENV/TOOL, e.g. trip_desk/search_flights."
+    ),
     args: str = typer.Option("{}", "--args", "-a", help="Arguments as a JSON object."),
     domain: str = typer.Option("travel", "--domain", "-d", help="Domain of the environment."),
-    env: Optional[str] = typer.Option(None, "--env", "-e",
-                                      help="Environment (default: the one that has the tool; an error if several do)."),
+    env: str | None = typer.Option(
+        None, "--env", "-e", help="Environment (default: the one that has the tool; an error if several do)."
+    ),
     raw: bool = typer.Option(False, "--json", help="Print plain JSON."),
 ) -> None:
     """Call one tool on a fresh session and print the result or the error the agent would see."""
@@ -109,7 +118,7 @@ def call(
     except json.JSONDecodeError as e:
         fail(f"--args is not valid JSON: {e.msg} at column {e.colno}")
     if not isinstance(arguments, dict):
-        fail("--args must be a JSON object, e.g. '{\"flight_id\": \"FL00001\"}'")
+        fail('--args must be a JSON object, e.g. \'{"flight_id": "FL00001"}\'')
     folder, name = _find_tool(tool, domain, env)
     from ..runtime import load_environment
 
@@ -127,7 +136,9 @@ def call(
 
 @app.command("spec-schema")
 @handle_errors
-def spec_schema(out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to this file instead of stdout.")) -> None:
+def spec_schema(
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write to this file instead of stdout."),
+) -> None:
     """Print the JSON Schema of the env.yaml format (validate specs with any JSON Schema tool)."""
     from ..spec import spec_json_schema
 

@@ -32,23 +32,53 @@ def synth(
     all_: bool = typer.Option(False, "--all", help="Every bundled domain."),
     env: str | None = typer.Option(None, "--env", "-e", help="Only this environment."),
     n: int = typer.Option(1000, "--n", "-n", min=1, help="Tasks to build and roll out (in total)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Seed: the same seed gives the same dataset, byte for byte."),
-    name: str | None = typer.Option(None, "--name", help="Dataset folder name (default: the domain or 'all', then '-ENV' with --env)."),
+    seed: int = typer.Option(
+        0, "--seed", "-s", help="Seed: the same seed gives the same dataset, byte for byte."
+    ),
+    name: str | None = typer.Option(
+        None, "--name", help="Dataset folder name (default: the domain or 'all', then '-ENV' with --env)."
+    ),
     out_root: Path | None = typer.Option(None, "--out-root", help="Parent folder (default ./trajectories)."),
-    tasks_file: Path | None = typer.Option(None, "--tasks", help="Roll out tasks from this JSONL file instead of building them."),
-    policy: str = typer.Option("oracle", "--policy", help="oracle (no model) or teacher (--model, --base-url)."),
-    model: str | None = typer.Option(None, "--model", "-m", help="Teacher model name, as the server serves it."),
-    base_url: str = typer.Option("http://127.0.0.1:8000/v1", "--base-url", help="OpenAI-compatible endpoint, with /v1."),
-    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."),
-    attempts: int = typer.Option(3, "--attempts", min=1, help="Teacher: rollouts tried per task (rejection sampling)."),
+    tasks_file: Path | None = typer.Option(
+        None, "--tasks", help="Roll out tasks from this JSONL file instead of building them."
+    ),
+    policy: str = typer.Option(
+        "oracle", "--policy", help="oracle (no model) or teacher (--model, --base-url)."
+    ),
+    model: str | None = typer.Option(
+        None, "--model", "-m", help="Teacher model name, as the server serves it."
+    ),
+    base_url: str = typer.Option(
+        "http://127.0.0.1:8000/v1", "--base-url", help="OpenAI-compatible endpoint, with /v1."
+    ),
+    api_key_env: str = typer.Option(
+        "OPENAI_API_KEY", "--api-key-env", help="Environment variable holding the API key."
+    ),
+    attempts: int = typer.Option(
+        3, "--attempts", min=1, help="Teacher: rollouts tried per task (rejection sampling)."
+    ),
     temperature: float = typer.Option(0.7, "--temperature", help="Teacher sampling temperature."),
-    llm_user: bool = typer.Option(False, "--llm-user", help="Teacher: the model also words the simulated user's replies."),
-    via_mcp: bool = typer.Option(False, "--via-mcp", help="Run tool calls through the MCP server with the SDK client."),
-    mcp_transport: str = typer.Option("inproc", "--mcp-transport", help="With --via-mcp: inproc (in-memory) or stdio (a server process per rollout)."),
-    eval_fraction: float = typer.Option(0.2, "--eval-fraction", min=0.0, max=1.0, help="Share of environments held out for eval (by hash)."),
-    rl_fraction: float = typer.Option(0.25, "--rl-fraction", min=0.0, max=1.0, help="Share of training tasks in the rl split (by hash)."),
+    llm_user: bool = typer.Option(
+        False, "--llm-user", help="Teacher: the model also words the simulated user's replies."
+    ),
+    via_mcp: bool = typer.Option(
+        False, "--via-mcp", help="Run tool calls through the MCP server with the SDK client."
+    ),
+    mcp_transport: str = typer.Option(
+        "inproc",
+        "--mcp-transport",
+        help="With --via-mcp: inproc (in-memory) or stdio (a server process per rollout).",
+    ),
+    eval_fraction: float = typer.Option(
+        0.2, "--eval-fraction", min=0.0, max=1.0, help="Share of environments held out for eval (by hash)."
+    ),
+    rl_fraction: float = typer.Option(
+        0.25, "--rl-fraction", min=0.0, max=1.0, help="Share of training tasks in the rl split (by hash)."
+    ),
     license: str = typer.Option("apache-2.0", "--license", help="License in the dataset card."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Start over, replacing an existing dataset folder."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Start over, replacing an existing dataset folder."
+    ),
     task_config: object | None = task_config_option(),
 ) -> None:
     from pydantic import ValidationError
@@ -75,9 +105,18 @@ def synth(
     from ..synth.config import SynthConfig, TaskConfig
 
     try:  # the settings' one definition (SynthConfig); its defaults match the options above
-        cfg = SynthConfig(n=n, seed=seed, policy=policy, attempts=attempts, temperature=temperature,
-                          via_mcp=mcp_transport if via_mcp else None, eval_fraction=eval_fraction,
-                          rl_fraction=rl_fraction, license=license, tasks=task_config or TaskConfig())
+        cfg = SynthConfig(
+            n=n,
+            seed=seed,
+            policy=policy,
+            attempts=attempts,
+            temperature=temperature,
+            via_mcp=mcp_transport if via_mcp else None,
+            eval_fraction=eval_fraction,
+            rl_fraction=rl_fraction,
+            license=license,
+            tasks=task_config or TaskConfig(),
+        )
     except ValidationError as e:
         fail("; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()))
     dirs = env_dirs(None if all_ else domain, env)
@@ -90,12 +129,23 @@ def synth(
         fail(f"--name {ds_name!r}: use letters, digits, '_', '-' and '.' (a folder name under trajectories/)")
     root = out_root or project_paths().root / "trajectories"
     out = root / ds_name
-    command = " ".join(["envfactory synth", "--all" if all_ else f"--domain {domain}"] + ([f"--env {env}"] if env else [])
-                       + [f"--n {n}", f"--seed {seed}"]
-                       + ([f"--policy teacher --model {model} --attempts {attempts}"] if policy == "teacher" else [])
-                       + (["--via-mcp"] if via_mcp else []))
-    columns = (TextColumn("[bold]{task.description}[/]"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
-               TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
+    command = " ".join(
+        ["envfactory synth", "--all" if all_ else f"--domain {domain}"]
+        + ([f"--env {env}"] if env else [])
+        + [f"--n {n}", f"--seed {seed}"]
+        + ([f"--policy teacher --model {model} --attempts {attempts}"] if policy == "teacher" else [])
+        + (["--via-mcp"] if via_mcp else [])
+    )
+    columns = (
+        TextColumn("[bold]{task.description}[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=console, transient=False) as prog:
         bars: dict[str, int] = {}
         started: dict[str, tuple[float, int]] = {}
@@ -113,16 +163,37 @@ def synth(
             rate = f"{(done - d0) / dt:,.0f}/s" if dt > 0.2 and done > d0 else ""
             prog.update(bars[stage], completed=done, total=total, rate=rate)
 
-        res = synthesize_dataset(envs, out, n=cfg.n, seed=cfg.seed, name=ds_name, tasks=tasks, tasks_source=source,
-                                 policy=pol, via_mcp=cfg.via_mcp, user_model=chat_model if llm_user else None,
-                                 eval_fraction=cfg.eval_fraction, rl_fraction=cfg.rl_fraction, overwrite=overwrite,
-                                 license=cfg.license, command=command, on_progress=on_progress,
-                                 task_config=cfg.tasks)
+        res = synthesize_dataset(
+            envs,
+            out,
+            n=cfg.n,
+            seed=cfg.seed,
+            name=ds_name,
+            tasks=tasks,
+            tasks_source=source,
+            policy=pol,
+            via_mcp=cfg.via_mcp,
+            user_model=chat_model if llm_user else None,
+            eval_fraction=cfg.eval_fraction,
+            rl_fraction=cfg.rl_fraction,
+            overwrite=overwrite,
+            license=cfg.license,
+            command=command,
+            on_progress=on_progress,
+            task_config=cfg.tasks,
+        )
     _print_result(res, f"trajectories/{ds_name}" if out_root is None else str(out), out)
 
 
-def _policy(policy: str, model: str | None, base_url: str, api_key_env: str, attempts: int, temperature: float,
-            seed: int) -> tuple[Any, Any]:
+def _policy(
+    policy: str,
+    model: str | None,
+    base_url: str,
+    api_key_env: str,
+    attempts: int,
+    temperature: float,
+    seed: int,
+) -> tuple[Any, Any]:
     """(the assistant policy, the chat model or None)."""
     from ..synth.policy import OraclePolicy, TeacherPolicy
 
@@ -133,7 +204,9 @@ def _policy(policy: str, model: str | None, base_url: str, api_key_env: str, att
     from ..llm import OpenAICompatModel
 
     chat_model = OpenAICompatModel(base_url, str(model), api_key=os.environ.get(api_key_env) or None)
-    return TeacherPolicy(chat_model, attempts=attempts, temperature=temperature, seed=seed, model_name=model), chat_model
+    return TeacherPolicy(
+        chat_model, attempts=attempts, temperature=temperature, seed=seed, model_name=model
+    ), chat_model
 
 
 def _read_tasks(tasks_file: Path | None, envs: list, n: int) -> tuple[list | None, str]:
@@ -170,8 +243,10 @@ def _print_result(res: object, title: str, out: Path) -> None:
     t.add_row("no full-reward rollout", f"{res.rollout_failures:,}")  # type: ignore[attr-defined]
     t.add_row("replay failures (dropped)", f"{res.replay_failures:,}")  # type: ignore[attr-defined]
     t.add_row("resumed from earlier run", f"{res.resumed:,}")  # type: ignore[attr-defined]
-    t.add_row("seconds: tasks / rollouts / export",
-              " / ".join(f"{res.seconds[k]:.1f}" for k in ("tasks", "rollouts", "export")))  # type: ignore[attr-defined]
+    t.add_row(
+        "seconds: tasks / rollouts / export",
+        " / ".join(f"{res.seconds[k]:.1f}" for k in ("tasks", "rollouts", "export")),
+    )  # type: ignore[attr-defined]
     console.print(t)
     for reason, c in list(res.failures.items())[:5]:  # type: ignore[attr-defined]
         console.print(f"  dropped {c}x: {reason}", highlight=False)
@@ -184,7 +259,9 @@ def push(
     path: Path = typer.Argument(..., help="A dataset folder written by 'envfactory synth'."),
     repo_id: str = typer.Option(..., "--repo-id", help="ORG/NAME of the dataset repository on the Hub."),
     private: bool = typer.Option(False, "--private", help="Create the repository as private."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="List the files that would be uploaded; needs no token or network."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="List the files that would be uploaded; needs no token or network."
+    ),
 ) -> None:
     """Upload a dataset folder (card + Parquet files) to the Hugging Face Hub (token: HF_TOKEN or 'hf auth login')."""
     from rich.table import Table
@@ -194,8 +271,11 @@ def push(
     if not path.is_dir():
         fail(f"{path}: not a folder")
     res = push_dataset(path, repo_id, private=private, dry_run=dry_run)
-    t = Table(title=("would upload to " if dry_run else "uploaded to ") + f"datasets/{repo_id}"
-              + (" (private)" if private else ""))
+    t = Table(
+        title=("would upload to " if dry_run else "uploaded to ")
+        + f"datasets/{repo_id}"
+        + (" (private)" if private else "")
+    )
     t.add_column("file")
     t.add_column("bytes", justify="right")
     for f, size in res.files:

@@ -112,16 +112,26 @@ def expected_calls(entry: SuiteEntry, turn: int = 0) -> list[Call]:
 
 def _reply(name: str, ctx: AgentContext, calls: Sequence[Call], text: str = "") -> ChatResponse:
     if not calls:
-        return ChatResponse(message=ChatMessage.assistant(text or "I cannot do that with the functions I have."),
-                            finish_reason="stop", model=name)
+        return ChatResponse(
+            message=ChatMessage.assistant(text or "I cannot do that with the functions I have."),
+            finish_reason="stop",
+            model=name,
+        )
     if ctx.mode == "prompt":
-        return ChatResponse(message=ChatMessage.assistant(format_calls(calls)), finish_reason="stop", model=name)
+        return ChatResponse(
+            message=ChatMessage.assistant(format_calls(calls)), finish_reason="stop", model=name
+        )
     tool_calls = []
     for i, call in enumerate(calls):
-        (fn, args), = call.items()
-        tool_calls.append(ToolCall(id=f"call_{ctx.turn}_{ctx.step}_{i}", name=fn, arguments=args,
-                                   raw_arguments=json.dumps(args)))
-    return ChatResponse(message=ChatMessage.assistant(None, tool_calls), finish_reason="tool_calls", model=name)
+        ((fn, args),) = call.items()
+        tool_calls.append(
+            ToolCall(
+                id=f"call_{ctx.turn}_{ctx.step}_{i}", name=fn, arguments=args, raw_arguments=json.dumps(args)
+            )
+        )
+    return ChatResponse(
+        message=ChatMessage.assistant(None, tool_calls), finish_reason="tool_calls", model=name
+    )
 
 
 def _final_text(ctx: AgentContext) -> str:

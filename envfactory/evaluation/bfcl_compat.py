@@ -85,7 +85,9 @@ def _identity(f: Any = None, *args: Any, **kwargs: Any) -> Any:
 
 
 def _refuse(*args: Any, **kwargs: Any) -> Any:
-    raise BfclUnavailableError("stubbed by envfactory.evaluation.bfcl_compat (Java/JavaScript parsing not installed)")
+    raise BfclUnavailableError(
+        "stubbed by envfactory.evaluation.bfcl_compat (Java/JavaScript parsing not installed)"
+    )
 
 
 class _StubError(Exception):
@@ -163,8 +165,10 @@ def bfcl_data_dir() -> Path:
     ``possible_answer/``, ``multi_turn_func_doc/``); BfclUnavailableError when not installed."""
     data = find_bfcl_data_dir()
     if data is None:
-        raise BfclUnavailableError("bfcl_eval: not installed, or it has no data folder "
-                                   "(run scripts/install_bfcl.sh to install bfcl-eval for this interpreter)")
+        raise BfclUnavailableError(
+            "bfcl_eval: not installed, or it has no data folder "
+            "(run scripts/install_bfcl.sh to install bfcl-eval for this interpreter)"
+        )
     return data
 
 
@@ -199,17 +203,22 @@ def bfcl_check_ast(
         if "irrelevance" in category:
             if has_call:
                 return CheckResult.fail(
-                    "irrelevance_error:decoder_success", "Valid syntax. Successfully decode AST when it should not."
+                    "irrelevance_error:decoder_success",
+                    "Valid syntax. Successfully decode AST when it should not.",
                 )
             return CheckResult.ok()
         if not has_call:
-            return CheckResult.fail("relevance_error:decoder_failed", "Invalid syntax. Failed to decode AST when it should have.")
+            return CheckResult.fail(
+                "relevance_error:decoder_failed", "Invalid syntax. Failed to decode AST when it should have."
+            )
         return CheckResult.ok()
 
     if model_calls is None:
         return CheckResult.fail("ast_decoder:decoder_failed", "Invalid syntax. Failed to decode AST.")
     if not utils.is_function_calling_format_output(model_calls):
-        return CheckResult.fail("ast_decoder:decoder_wrong_output_format", "Did not output in the specified format.")
+        return CheckResult.fail(
+            "ast_decoder:decoder_wrong_output_format", "Did not output in the specified format."
+        )
     try:
         raw = ast_checker.ast_checker(
             copy.deepcopy(list(functions)),
@@ -306,7 +315,7 @@ class BfclBackendRun:
             call = parse_call(text, positional_params=self._positional)
         except BfclFormatError as e:
             return f"Error during execution: {e}"
-        (name, arguments), = call.items()
+        ((name, arguments),) = call.items()
         short = name.split(".")[-1]
         if short in _BLOCKED_METHODS:
             return f"Error during execution: Function call {short} is not allowed."

@@ -88,7 +88,7 @@ def load_jsonl(path: str | Path) -> list[dict[str, Any]]:
     entries = []
     try:
         with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
+            for number, line in enumerate(handle, 1):  # noqa: B007 (the except clause names the line)
                 if line.strip():
                     entries.append(json.loads(line))
     except json.JSONDecodeError as e:
@@ -163,9 +163,17 @@ def _check_size(node: ast.BinOp, left: Any, right: Any) -> None:
             raise BfclFormatError(f"{source}: the value is too large to compute (over {MAX_VALUE_BITS} bits)")
     if isinstance(node.op, ast.Mult):
         sequence, count = (left, right) if isinstance(left, (str, list, tuple)) else (right, left)
-        if isinstance(sequence, (str, list, tuple)) and isinstance(count, int) and len(sequence) * count > MAX_VALUE_LENGTH:
+        if (
+            isinstance(sequence, (str, list, tuple))
+            and isinstance(count, int)
+            and len(sequence) * count > MAX_VALUE_LENGTH
+        ):
             raise BfclFormatError(f"{source}: the value is too long (over {MAX_VALUE_LENGTH} items)")
-        if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > MAX_VALUE_BITS:
+        if (
+            isinstance(left, int)
+            and isinstance(right, int)
+            and left.bit_length() + right.bit_length() > MAX_VALUE_BITS
+        ):
             raise BfclFormatError(f"{source}: the value is too large to compute (over {MAX_VALUE_BITS} bits)")
 
 
@@ -239,7 +247,9 @@ def _call(node: ast.Call, positional_params: Mapping[str, Sequence[str]] | None)
 
 def _parse(text: str) -> ast.expr:
     if len(text) > MAX_CALL_TEXT:
-        raise BfclFormatError(f"the reply is {len(text)} characters; the decoder reads at most {MAX_CALL_TEXT}")
+        raise BfclFormatError(
+            f"the reply is {len(text)} characters; the decoder reads at most {MAX_CALL_TEXT}"
+        )
     try:
         return ast.parse(text, mode="eval").body
     except SyntaxError as e:
@@ -323,8 +333,12 @@ def _expand(value: Any, declared: str | None, items: str | None) -> Any:
 
     if isinstance(value, dict) and declared in (None, "dict"):
         return pick(value)
-    if isinstance(value, list) and declared in (None, "array") and items in (None, "dict") and value and all(
-        isinstance(v, dict) for v in value
+    if (
+        isinstance(value, list)
+        and declared in (None, "array")
+        and items in (None, "dict")
+        and value
+        and all(isinstance(v, dict) for v in value)
     ):
         return [pick(v) for v in value]
     return value

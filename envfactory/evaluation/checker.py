@@ -116,8 +116,7 @@ def _is_call_format(calls: Any) -> bool:
     if type(calls) is not list:
         return False
     return all(
-        type(item) is dict and len(item) == 1 and type(next(iter(item.values()))) is dict
-        for item in calls
+        type(item) is dict and len(item) == 1 and type(next(iter(item.values()))) is dict for item in calls
     )
 
 
@@ -262,7 +261,9 @@ def _check_list_of_dicts(param: str, value: list, accepted: Sequence[Any]) -> Ch
     result = CheckResult.fail("list_dict_checker:unclear")
     for candidate in accepted:
         if len(value) != len(candidate):
-            result = CheckResult.fail("value_error:list_dict_count", "Wrong number of dictionaries in the list.")
+            result = CheckResult.fail(
+                "value_error:list_dict_count", "Wrong number of dictionaries in the list."
+            )
             continue
         for item, wanted in zip(value, candidate):
             result = _check_dict(param, item, [wanted])
@@ -301,11 +302,15 @@ def check_call(
 
     for param in parameters.get("required", []):
         if param not in arguments:
-            return CheckResult.fail("simple_function_checker:missing_required", f"Missing required parameter: {param!r}.")
+            return CheckResult.fail(
+                "simple_function_checker:missing_required", f"Missing required parameter: {param!r}."
+            )
 
     for param, value in arguments.items():
         if param not in details or param not in accepted_by_param:
-            return CheckResult.fail("simple_function_checker:unexpected_param", f"Unexpected parameter: {param!r}.")
+            return CheckResult.fail(
+                "simple_function_checker:unexpected_param", f"Unexpected parameter: {param!r}."
+            )
         accepted = accepted_by_param[param]
         declared = details[param].get("type", "any")
         expected = _PYTHON_TYPES.get(declared, str)
@@ -360,7 +365,9 @@ def _check_parallel(
     matching: str,
 ) -> CheckResult:
     if len(model_calls) != len(possible_answers):
-        return CheckResult.fail("parallel_function_checker_no_order:wrong_count", "Wrong number of functions.")
+        return CheckResult.fail(
+            "parallel_function_checker_no_order:wrong_count", "Wrong number of functions."
+        )
 
     def check(answer_index: int, call_index: int) -> CheckResult:
         answer = possible_answers[answer_index]
@@ -383,7 +390,14 @@ def _check_parallel(
             if result.valid:
                 matched.add(call_index)
                 break
-            failures.append({f"Model Result Index {call_index}": {"sub_error": list(result.errors), "sub_error_type": result.error_type}})
+            failures.append(
+                {
+                    f"Model Result Index {call_index}": {
+                        "sub_error": list(result.errors),
+                        "sub_error_type": result.error_type,
+                    }
+                }
+            )
         else:
             unmatched = [i for i in range(len(model_calls)) if i not in matched]
             return CheckResult.fail(
@@ -452,12 +466,16 @@ def check_ast(
         return check_irrelevance(model_calls)
     if kind == "relevance":
         if is_empty_output(model_calls):
-            return CheckResult.fail("relevance_error:decoder_failed", "Invalid syntax. Failed to decode AST when it should have.")
+            return CheckResult.fail(
+                "relevance_error:decoder_failed", "Invalid syntax. Failed to decode AST when it should have."
+            )
         return CheckResult.ok()
     if model_calls is None:
         return CheckResult.fail("ast_decoder:decoder_failed", "Invalid syntax. Failed to decode AST.")
     if not _is_call_format(list(model_calls)):
-        return CheckResult.fail("ast_decoder:decoder_wrong_output_format", "Did not output in the specified format.")
+        return CheckResult.fail(
+            "ast_decoder:decoder_wrong_output_format", "Did not output in the specified format."
+        )
     model_calls = list(model_calls)
     answers = list(possible_answer or [])
 

@@ -131,11 +131,14 @@ def _openai_schema(prop: Mapping[str, Any]) -> dict[str, Any]:
 def openai_tools(functions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """BFCL function docs -> OpenAI ``tools`` (``dict`` -> ``object``, ``float`` -> ``number``)."""
     return [
-        {"type": "function", "function": {
-            "name": f["name"],
-            "description": f.get("description", ""),
-            "parameters": _openai_schema(f.get("parameters", {"type": "dict", "properties": {}})),
-        }}
+        {
+            "type": "function",
+            "function": {
+                "name": f["name"],
+                "description": f.get("description", ""),
+                "parameters": _openai_schema(f.get("parameters", {"type": "dict", "properties": {}})),
+            },
+        }
         for f in functions
     ]
 

@@ -73,14 +73,21 @@ class _Episode:
             out = e.to_dict()
             ok, error = False, out.get("error")
         if record:
-            self.records.append(CallRecord(tool=tool, args=args, ok=ok, error=error,
-                                           writes=ok and self.kinds.get(tool) not in _TOOL_KINDS_READ))
+            self.records.append(
+                CallRecord(
+                    tool=tool,
+                    args=args,
+                    ok=ok,
+                    error=error,
+                    writes=ok and self.kinds.get(tool) not in _TOOL_KINDS_READ,
+                )
+            )
         return _result_text(out)
 
     def gold_turn(self, calls: Sequence[str]) -> TurnExecution:
         results = []
         for text in calls:
-            (tool, args), = parse_call(text).items()
+            ((tool, args),) = parse_call(text).items()
             results.append(self.execute(self.gold, tool, args, record=False))
         return TurnExecution(calls=tuple(calls), results=tuple(results))
 
@@ -128,7 +135,7 @@ class _Episode:
             return False
         lines = []
         for call in decoded:
-            (tool, args), = call.items()
+            ((tool, args),) = call.items()
             calls.append(format_call(call))
             result = self.execute(self.model, tool, args, record=True)
             results.append(result)
@@ -143,8 +150,16 @@ class _Episode:
         while True:
             if self.config.loop == "lenient" and steps >= self.config.max_steps_per_turn:
                 break
-            ctx = AgentContext(self.entry, turn, steps, self.config.mode, list(self.messages), self.tools,
-                               self.task, last_turn)
+            ctx = AgentContext(
+                self.entry,
+                turn,
+                steps,
+                self.config.mode,
+                list(self.messages),
+                self.tools,
+                self.task,
+                last_turn,
+            )
             started = time.perf_counter()
             try:
                 response = self.agent.act(ctx)
@@ -173,8 +188,10 @@ def _make_user(factory: Callable[[Task], Any] | None, task: Task | None) -> Any:
         raise SuiteError("the simulator needs the entry's task (tasks.jsonl in the suite folder)")
     if factory is None:
         # the simulator is synth's (``envfactory.synth.UserSimulator``); the harness does not import synth
-        raise SuiteError("user='simulator' needs a user_factory (e.g. lambda task: UserSimulator(task, seed=...)); "
-                         "or run with user='subgoals'")
+        raise SuiteError(
+            "user='simulator' needs a user_factory (e.g. lambda task: UserSimulator(task, seed=...)); "
+            "or run with user='subgoals'"
+        )
     return factory(task)
 
 
@@ -204,7 +221,9 @@ def _scripted(episode: _Episode):
     gold_turns: list[TurnExecution] = []
     diffs: list[dict[str, Any]] = []
     for turn, turn_messages in enumerate(entry.question):
-        gold_turns.append(episode.gold_turn(entry.ground_truth[turn] if turn < len(entry.ground_truth) else []))
+        gold_turns.append(
+            episode.gold_turn(entry.ground_truth[turn] if turn < len(entry.ground_truth) else [])
+        )
         if episode.force_quit:
             continue  # BFCL stops the episode; the missing turns make it force_terminated
         if episode.model_error is None:
@@ -218,24 +237,48 @@ def _scripted(episode: _Episode):
 
 def _turn_rows(model_turns, gold_turns, verdict) -> list[dict[str, Any]]:
     return [
-        {"calls": list(m.calls), "results": [r[:2000] for r in m.results], "gold_calls": list(g.calls),
-         "valid": v.valid, "checked": v.checked, "error_type": v.error_type}
+        {
+            "calls": list(m.calls),
+            "results": [r[:2000] for r in m.results],
+            "gold_calls": list(g.calls),
+            "valid": v.valid,
+            "checked": v.checked,
+            "error_type": v.error_type,
+        }
         for m, g, v in zip(model_turns, gold_turns, verdict.turns)
     ]
 
 
-def run_multi_turn(entry: SuiteEntry, agent: Agent, config: EvalConfig, env: Any, task: Task | None,
-                   user_factory: Callable[[Task], Any] | None) -> EntryResult:
+def run_multi_turn(
+    entry: SuiteEntry,
+    agent: Agent,
+    config: EvalConfig,
+    env: Any,
+    task: Task | None,
+    user_factory: Callable[[Task], Any] | None,
+) -> EntryResult:
     """Run and score one multi-turn entry (see the module docstring)."""
     if entry.initial_state != "template":
-        return EntryResult(entry.id, entry.category, False, "suite_error",
-                           [f"initial state {entry.initial_state!r} is not supported (only 'template')"])
+        return EntryResult(
+            entry.id,
+            entry.category,
+            False,
+            "suite_error",
+            [f"initial state {entry.initial_state!r} is not supported (only 'template')"],
+        )
     episode = _Episode(entry, env, agent, config, task)
     try:
         if entry.initial_state_hash and episode.model.state_hash() != entry.initial_state_hash:
-            return EntryResult(entry.id, entry.category, False, "suite_error",
-                               [f"environment {entry.env} changed since the suite was built (state hash differs); "
-                                "rebuild the suite"])
+            return EntryResult(
+                entry.id,
+                entry.category,
+                False,
+                "suite_error",
+                [
+                    f"environment {entry.env} changed since the suite was built (state hash differs); "
+                    "rebuild the suite"
+                ],
+            )
         if config.user == "simulator":
             model_turns, gold_turns, diffs = _simulated(episode, user_factory)
         else:
@@ -244,16 +287,30 @@ def run_multi_turn(entry: SuiteEntry, agent: Agent, config: EvalConfig, env: Any
         reward = None
         if task is not None:
             reward = score_trajectory(
-                task.reward, final_state_hash=episode.model.state_hash(),
-                final_diff=episode.model.diff().to_dict(), calls=list[Any](episode.records), final_answer=episode.final_text,
+                task.reward,
+                final_state_hash=episode.model.state_hash(),
+                final_diff=episode.model.diff().to_dict(),
+                calls=list[Any](episode.records),
+                final_answer=episode.final_text,
             ).model_dump()
         error_type = "model_error" if episode.model_error and not verdict.valid else verdict.error_type
         errors = list(verdict.errors) + ([episode.model_error] if episode.model_error else [])
         if episode.force_quit:
-            errors.append(f"force-quit after {config.max_steps_per_turn} steps in one turn (BFCL's step limit)")
-        return episode.usage.fill(EntryResult(
-            entry.id, entry.category, verdict.valid, error_type, errors, raw_output=episode.final_text,
-            turns=_turn_rows(model_turns, gold_turns, verdict), reward=reward, model_error=episode.model_error,
-        ))
+            errors.append(
+                f"force-quit after {config.max_steps_per_turn} steps in one turn (BFCL's step limit)"
+            )
+        return episode.usage.fill(
+            EntryResult(
+                entry.id,
+                entry.category,
+                verdict.valid,
+                error_type,
+                errors,
+                raw_output=episode.final_text,
+                turns=_turn_rows(model_turns, gold_turns, verdict),
+                reward=reward,
+                model_error=episode.model_error,
+            )
+        )
     finally:
         episode.close()

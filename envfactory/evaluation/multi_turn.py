@@ -112,9 +112,7 @@ def check_multi_turn(
     checked unless ``require_no_calls_on_empty_gold_turns`` (BFCL's irrelevance variant).
     """
     if len(model_turns) != len(gold_turns):
-        message = (
-            f"The model produced {len(model_turns)} turns; the ground truth has {len(gold_turns)}."
-        )
+        message = f"The model produced {len(model_turns)} turns; the ground truth has {len(gold_turns)}."
         return MultiTurnResult(False, "multi_turn:force_terminated", (message,), ())
 
     verdicts: list[TurnVerdict] = []
@@ -125,35 +123,57 @@ def check_multi_turn(
             break
         if len(gold.calls) == 0:
             if require_no_calls_on_empty_gold_turns and len(model.calls) > 0:
-                verdicts.append(TurnVerdict(
-                    turn, False, "multi_turn:irrelevance_error:decoder_success",
-                    (f"Model outputs valid function calls when it should not for turn {turn}.",), checked=False,
-                ))
+                verdicts.append(
+                    TurnVerdict(
+                        turn,
+                        False,
+                        "multi_turn:irrelevance_error:decoder_success",
+                        (f"Model outputs valid function calls when it should not for turn {turn}.",),
+                        checked=False,
+                    )
+                )
             else:
                 verdicts.append(TurnVerdict(turn, True, checked=False))
             continue
         if len(model.calls) == 0:
-            verdicts.append(TurnVerdict(
-                turn, False, "multi_turn:empty_turn_model_response",
-                (f"Model response list is empty for turn {turn}",),
-            ))
+            verdicts.append(
+                TurnVerdict(
+                    turn,
+                    False,
+                    "multi_turn:empty_turn_model_response",
+                    (f"Model response list is empty for turn {turn}",),
+                )
+            )
             continue
         differences = {env: dict(d) for env, d in (state_diff(turn) or {}).items() if d}
         if differences:
-            verdicts.append(TurnVerdict(
-                turn, False, "multi_turn:instance_state_mismatch",
-                tuple(f"Model instance for {env} does not match the state with ground truth instance." for env in differences),
-                state_differences=differences,
-            ))
+            verdicts.append(
+                TurnVerdict(
+                    turn,
+                    False,
+                    "multi_turn:instance_state_mismatch",
+                    tuple(
+                        f"Model instance for {env} does not match the state with ground truth instance."
+                        for env in differences
+                    ),
+                    state_differences=differences,
+                )
+            )
             continue
         missing = _missing_from(gold.results, produced)
         if missing:
-            verdicts.append(TurnVerdict(
-                turn, False, "multi_turn:execution_response_mismatch",
-                (f"Model response execution results so far does not contain all the ground truth "
-                 f"response execution results for turn {turn}.",),
-                missing_results=tuple(missing),
-            ))
+            verdicts.append(
+                TurnVerdict(
+                    turn,
+                    False,
+                    "multi_turn:execution_response_mismatch",
+                    (
+                        f"Model response execution results so far does not contain all the ground truth "
+                        f"response execution results for turn {turn}.",
+                    ),
+                    missing_results=tuple(missing),
+                )
+            )
             continue
         verdicts.append(TurnVerdict(turn, True))
 

@@ -50,11 +50,11 @@ def _bare(seed: int) -> Agent:
 
 
 REFERENCE_AGENTS: dict[str, AgentFactory] = {
-    "oracle": _oracle,      # the gold calls: 100% on every category
-    "noop": _noop,          # never calls: 0% where calls are expected, 100% on irrelevance
-    "random": _random,      # one random call with valid-looking arguments
+    "oracle": _oracle,  # the gold calls: 100% on every category
+    "noop": _noop,  # never calls: 0% where calls are expected, 100% on irrelevance
+    "random": _random,  # one random call with valid-looking arguments
     "drop-one": _drop_one,  # the gold calls less one, where more than one is expected
-    "bare": _bare,          # the gold functions called with no arguments: 0% where one is stated
+    "bare": _bare,  # the gold functions called with no arguments: 0% where one is stated
 }
 
 

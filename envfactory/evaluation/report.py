@@ -40,8 +40,12 @@ def summarize(report: EvalReport) -> dict[str, Any]:
             "total": len(rows),
             "correct": correct,
             "accuracy": round(correct / len(rows), 4),
-            "error_types": dict(sorted(Counter(r.error_type for r in rows if not r.valid).items(),
-                                       key=lambda kv: (-kv[1], str(kv[0])))),
+            "error_types": dict(
+                sorted(
+                    Counter(r.error_type for r in rows if not r.valid).items(),
+                    key=lambda kv: (-kv[1], str(kv[0])),
+                )
+            ),
         }
         stats["ci95"] = list(wilson_interval(correct, len(rows)))
         trials = [r.trial_valid for r in rows if r.trial_valid]
@@ -67,13 +71,18 @@ def summarize(report: EvalReport) -> dict[str, Any]:
             "total": total,
             "correct": correct,
             "accuracy": round(correct / total, 4) if total else 0.0,
-            "mean_category_accuracy": round(sum(c["accuracy"] for c in categories.values()) / len(categories), 4)
-            if categories else 0.0,
+            "mean_category_accuracy": round(
+                sum(c["accuracy"] for c in categories.values()) / len(categories), 4
+            )
+            if categories
+            else 0.0,
         },
         "categories": categories,
         "model_errors": sum(r.model_error is not None for r in report.results),
         # why requests failed, commonest first: a dead endpoint must be visible, not just a low score
-        "model_error_causes": dict(Counter(r.model_error for r in report.results if r.model_error).most_common(3)),
+        "model_error_causes": dict(
+            Counter(r.model_error for r in report.results if r.model_error).most_common(3)
+        ),
         "tokens": {
             "requests": sum(r.requests for r in report.results),
             "prompt": sum(r.prompt_tokens for r in report.results),
@@ -110,15 +119,25 @@ def summary_table(summary: dict[str, Any]) -> Table:
     for category, stats in summary["categories"].items():
         top = next(iter(stats["error_types"].items()), None)
         table.add_row(
-            category, str(stats["total"]), str(stats["correct"]), f"{stats['accuracy']:.1%}",
+            category,
+            str(stats["total"]),
+            str(stats["correct"]),
+            f"{stats['accuracy']:.1%}",
             f"{stats['ci95'][0]:.0%}-{stats['ci95'][1]:.0%}" if "ci95" in stats else "-",
             f"{top[0]} ({top[1]})" if top else "-",
             f"{stats['mean_reward']:.2f}" if "mean_reward" in stats else "-",
         )
     overall = summary["overall"]
     table.add_section()
-    table.add_row("overall", str(overall["total"]), str(overall["correct"]), f"{overall['accuracy']:.1%}", "",
-                  f"macro {overall['mean_category_accuracy']:.1%}", "")
+    table.add_row(
+        "overall",
+        str(overall["total"]),
+        str(overall["correct"]),
+        f"{overall['accuracy']:.1%}",
+        "",
+        f"macro {overall['mean_category_accuracy']:.1%}",
+        "",
+    )
     passes = []
     for category, stats in summary["categories"].items():
         if "trials" in stats:

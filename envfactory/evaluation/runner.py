@@ -64,22 +64,36 @@ __all__ = [
 
 def _run_single(entry: SuiteEntry, agent: Agent, config: EvalConfig) -> EntryResult:
     usage = Usage()
-    messages = prompt_messages(entry, config.mode) + [ChatMessage.model_validate(m) for m in entry.question[0]]
+    messages = prompt_messages(entry, config.mode) + [
+        ChatMessage.model_validate(m) for m in entry.question[0]
+    ]
     ctx = AgentContext(entry, 0, 0, config.mode, messages, openai_tools(entry.functions))
     started = time.perf_counter()
     try:
         response = agent.act(ctx)
     except ModelError as e:
-        return usage.fill(EntryResult(entry.id, entry.category, False, "model_error", [str(e)], model_error=str(e)))
+        return usage.fill(
+            EntryResult(entry.id, entry.category, False, "model_error", [str(e)], model_error=str(e))
+        )
     usage.add(response, started)
     calls = decode_reply(response, config.mode)
     verdict = check_ast(entry.functions, calls, entry.ground_truth, entry.category, matching=config.matching)
-    raw = response.content if config.mode == "prompt" or not response.tool_calls else \
-        json.dumps([c.to_openai()["function"] for c in response.tool_calls])
-    return usage.fill(EntryResult(
-        entry.id, entry.category, verdict.valid, verdict.error_type, [str(e)[:500] for e in verdict.errors],
-        model_calls=calls, raw_output=raw,
-    ))
+    raw = (
+        response.content
+        if config.mode == "prompt" or not response.tool_calls
+        else json.dumps([c.to_openai()["function"] for c in response.tool_calls])
+    )
+    return usage.fill(
+        EntryResult(
+            entry.id,
+            entry.category,
+            verdict.valid,
+            verdict.error_type,
+            [str(e)[:500] for e in verdict.errors],
+            model_calls=calls,
+            raw_output=raw,
+        )
+    )
 
 
 # ----------------------------------------------------------------------------- the run
@@ -165,9 +179,13 @@ def run_eval(
         if entry.is_multi_turn:
             env = (envs or {}).get(entry.env)
             if env is None:
-                return EntryResult(entry.id, entry.category, False, "suite_error", [f"no environment {entry.env!r}"])
+                return EntryResult(
+                    entry.id, entry.category, False, "suite_error", [f"no environment {entry.env!r}"]
+                )
             task = suite.tasks.get(entry.task_id or "")
-            runs = [run_multi_turn(entry, agent, config, env, task, user_factory) for _ in range(config.trials)]
+            runs = [
+                run_multi_turn(entry, agent, config, env, task, user_factory) for _ in range(config.trials)
+            ]
             return _combine_trials(runs)
         return _run_single(entry, agent, config)
 

@@ -81,10 +81,18 @@ class ResultsStore:
     def close(self) -> None:
         self.engine.dispose()
 
-    def start_run(self, *, agent: str, suite: str, suite_digest: str, config: EvalConfig, endpoint: str = "") -> int:
+    def start_run(
+        self, *, agent: str, suite: str, suite_digest: str, config: EvalConfig, endpoint: str = ""
+    ) -> int:
         settings = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(config).items()}
-        run = EvalRun(agent=agent, endpoint=endpoint, mode=config.mode, suite=suite, suite_digest=suite_digest,
-                      settings=json.dumps(settings, sort_keys=True))
+        run = EvalRun(
+            agent=agent,
+            endpoint=endpoint,
+            mode=config.mode,
+            suite=suite,
+            suite_digest=suite_digest,
+            settings=json.dumps(settings, sort_keys=True),
+        )
         with Session(self.engine) as session:
             session.add(run)
             session.commit()
@@ -95,10 +103,17 @@ class ResultsStore:
     def add_result(self, run_id: int, result: EntryResult) -> None:
         """Write one finished entry (its own transaction: a killed run keeps it)."""
         row = EntryVerdict(
-            run_id=run_id, entry_id=result.id, category=result.category, valid=result.valid,
-            error_type=result.error_type, trials=json.dumps(result.trial_valid), requests=result.requests,
-            prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
-            latency_s=result.latency_s, result=json.dumps(result.to_dict(), default=repr),
+            run_id=run_id,
+            entry_id=result.id,
+            category=result.category,
+            valid=result.valid,
+            error_type=result.error_type,
+            trials=json.dumps(result.trial_valid),
+            requests=result.requests,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            latency_s=result.latency_s,
+            result=json.dumps(result.to_dict(), default=repr),
         )
         with self._lock, Session(self.engine) as session:
             session.add(row)
@@ -112,7 +127,9 @@ class ResultsStore:
                 session.add(run)
                 session.commit()
 
-    def runs(self, ids: Sequence[int] = (), suite: str | None = None, last: int | None = None) -> list[EvalRun]:
+    def runs(
+        self, ids: Sequence[int] = (), suite: str | None = None, last: int | None = None
+    ) -> list[EvalRun]:
         with Session(self.engine) as session:
             query = select(EvalRun)
             if ids:
@@ -135,8 +152,12 @@ class ResultsStore:
 def _cell(rows: list[EntryVerdict]) -> dict[str, Any]:
     correct = sum(r.valid for r in rows)
     low, high = wilson_interval(correct, len(rows))
-    return {"correct": correct, "total": len(rows), "accuracy": correct / len(rows) if rows else 0.0,
-            "ci": (low, high)}
+    return {
+        "correct": correct,
+        "total": len(rows),
+        "accuracy": correct / len(rows) if rows else 0.0,
+        "ci": (low, high),
+    }
 
 
 def compare_runs(store: ResultsStore, runs: Sequence[EvalRun]) -> dict[str, Any]:
@@ -153,8 +174,20 @@ def compare_runs(store: ResultsStore, runs: Sequence[EvalRun]) -> dict[str, Any]
         cells = {c: _cell(rows) for c, rows in by_category.items()}
         cells["overall"] = _cell(verdicts)
         label = f"#{run.id} {run.agent} {run.suite} ({run.mode}{'' if run.status == 'done' else ', ' + run.status})"
-        columns.append({"run": run.id, "label": label, "suite": run.suite, "digest": run.suite_digest[:12],
-                        "cells": cells, "tokens": sum(v.prompt_tokens + v.completion_tokens for v in verdicts)})
+        columns.append(
+            {
+                "run": run.id,
+                "label": label,
+                "suite": run.suite,
+                "digest": run.suite_digest[:12],
+                "cells": cells,
+                "tokens": sum(v.prompt_tokens + v.completion_tokens for v in verdicts),
+            }
+        )
     present = {c for col in columns for c in col["cells"]}
-    rows = [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES) - {"overall"}) + ["overall"]
+    rows = (
+        [c for c in CATEGORIES if c in present]
+        + sorted(present - set(CATEGORIES) - {"overall"})
+        + ["overall"]
+    )
     return {"rows": rows, "columns": columns}

@@ -78,8 +78,11 @@ def _candidates(tasks: Sequence[Task], docs: Mapping[str, Mapping[str, dict[str,
     for task in tasks:
         if task.initial_state != "template":
             continue
-        picks = [(sub.steps[0], sub.text) for sub in task.subgoals
-                 if len(sub.steps) == 1 and 0 <= sub.steps[0] < len(task.gold)]
+        picks = [
+            (sub.steps[0], sub.text)
+            for sub in task.subgoals
+            if len(sub.steps) == 1 and 0 <= sub.steps[0] < len(task.gold)
+        ]
         if not picks and len(task.gold) == 1:
             picks = [(0, task.goal)]
         for step, text in picks:
@@ -92,7 +95,8 @@ def _candidates(tasks: Sequence[Task], docs: Mapping[str, Mapping[str, dict[str,
 
 
 _DATE_PHRASE = re.compile(
-    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2}, \d{4}")
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2}, \d{4}"
+)
 
 
 def _dates_of(value: Any) -> list[str]:
@@ -132,7 +136,9 @@ class _Builder:
         self.other_envs = [e for e in other_envs if e.spec.name not in envs]
         self.seed = seed
         self.domain = domain
-        self.docs = {name: {t.name: bfcl_function_doc(t) for t in env.spec.tools} for name, env in envs.items()}
+        self.docs = {
+            name: {t.name: bfcl_function_doc(t) for t in env.spec.tools} for name, env in envs.items()
+        }
         self.entity = {name: {t.name: t.entity for t in env.spec.tools} for name, env in envs.items()}
         self.counters: dict[str, int] = {}
 
@@ -158,13 +164,21 @@ class _Builder:
         said = {d for v in c.args.values() for d in _dates_of(v)}
         return all(d in said for d in _DATE_PHRASE.findall(text))
 
-    def distractors(self, env: str, exclude_tools: Iterable[str], k: int, rng: random.Random) -> list[dict[str, Any]]:
+    def distractors(
+        self, env: str, exclude_tools: Iterable[str], k: int, rng: random.Random
+    ) -> list[dict[str, Any]]:
         entities = {self.entity[env][t] for t in exclude_tools}
         pool = sorted(t for t, e in self.entity[env].items() if e not in entities)
         return [self.docs[env][t] for t in rng.sample(pool, min(k, len(pool)))]
 
-    def entry(self, category: str, texts: list[str], functions: list[dict[str, Any]], answers: list[Any],
-              members: list[_Candidate]) -> SuiteEntry:
+    def entry(
+        self,
+        category: str,
+        texts: list[str],
+        functions: list[dict[str, Any]],
+        answers: list[Any],
+        members: list[_Candidate],
+    ) -> SuiteEntry:
         first = members[0]
         return SuiteEntry(
             id=self.next_id(category),
@@ -199,7 +213,9 @@ class _Builder:
             if not functions:
                 continue
             functions.insert(rng.randrange(len(functions) + 1), doc)
-            out.append(self.entry(category, [text], functions, [] if category == "live_relevance" else [answer], [c]))
+            out.append(
+                self.entry(category, [text], functions, [] if category == "live_relevance" else [answer], [c])
+            )
         return out
 
     def _groups(self, category: str, cands: list[_Candidate], rng: random.Random) -> list[list[_Candidate]]:
@@ -217,7 +233,9 @@ class _Builder:
                 rest = []
                 for c in pool:
                     distinct = all(
-                        c.task.task_id != g.task.task_id and (same_tool or c.tool != g.tool) and c.args != g.args
+                        c.task.task_id != g.task.task_id
+                        and (same_tool or c.tool != g.tool)
+                        and c.args != g.args
                         for g in group
                     )
                     if len(group) < size and distinct:
@@ -267,7 +285,9 @@ class _Builder:
 
     # -- multi-turn categories
 
-    def multi_turn(self, tasks: Sequence[Task], n: int, category: str = "multi_turn_base") -> list[SuiteEntry]:
+    def multi_turn(
+        self, tasks: Sequence[Task], n: int, category: str = "multi_turn_base"
+    ) -> list[SuiteEntry]:
         out: list[SuiteEntry] = []
         for task in tasks:
             if len(out) >= n:
@@ -280,10 +300,18 @@ class _Builder:
             turns = [[format_call({task.gold[i].tool: task.gold[i].args}) for i in steps] for steps in owned]
             docs = [self.docs[task.env][t.name] for t in self.envs[task.env].spec.tools]
             entry = SuiteEntry(
-                id="", category=category, question=[[{"role": "user", "content": t}] for t in texts],
-                functions=docs, ground_truth=turns, env=task.env, domain=task.domain, task_id=task.task_id,
-                steps=list(range(len(task.gold))), initial_state=task.initial_state,
-                initial_state_hash=task.reward.initial_state_hash, all_functions=docs,
+                id="",
+                category=category,
+                question=[[{"role": "user", "content": t}] for t in texts],
+                functions=docs,
+                ground_truth=turns,
+                env=task.env,
+                domain=task.domain,
+                task_id=task.task_id,
+                steps=list(range(len(task.gold))),
+                initial_state=task.initial_state,
+                initial_state_hash=task.reward.initial_state_hash,
+                all_functions=docs,
             )
             if category == "multi_turn_miss_func" and not _hold_out_function(entry, task, owned):
                 continue
@@ -302,7 +330,7 @@ def _hold_out_function(entry: SuiteEntry, task: Task, owned: list[list[int]]) ->
         tool = task.gold[owned[k][0]].tool
         if any(task.gold[i].tool == tool for steps in owned[:k] for i in steps):
             continue
-        entry.question = entry.question[:k + 1] + [[]] + entry.question[k + 1:]
+        entry.question = entry.question[: k + 1] + [[]] + entry.question[k + 1 :]
         entry.ground_truth = entry.ground_truth[:k] + [[]] + entry.ground_truth[k:]
         entry.missed_function = {str(k + 1): [tool]}
         entry.functions = [f for f in entry.functions if f["name"] != tool]
@@ -332,9 +360,13 @@ def _hold_out_param(entry: SuiteEntry, task: Task, owned: list[list[int]]) -> bo
 def _deal(cands: list[_Candidate]) -> dict[str, list[_Candidate]]:
     # Deal candidates out so categories use different questions while there are enough.
     share = max(1, len(cands) // 4) if cands else 0
-    rotated = [cands[i * share:] + cands[:i * share] for i in range(4)]
-    return {"simple_python": rotated[0], "multiple": rotated[1], "irrelevance": rotated[2],
-            "live_relevance": rotated[3]}
+    rotated = [cands[i * share :] + cands[: i * share] for i in range(4)]
+    return {
+        "simple_python": rotated[0],
+        "multiple": rotated[1],
+        "irrelevance": rotated[2],
+        "live_relevance": rotated[3],
+    }
 
 
 def build_suite(
@@ -361,7 +393,9 @@ def build_suite(
         raise SuiteError(f"unknown categories {unknown}; known: {', '.join(CATEGORIES)}")
     tasks = sorted((t for t in tasks if t.env in envs), key=lambda t: t.task_id)
     if not tasks:
-        raise SuiteError("no tasks for these environments: build tasks first (envfactory.synth.tasks.build_tasks)")
+        raise SuiteError(
+            "no tasks for these environments: build tasks first (envfactory.synth.tasks.build_tasks)"
+        )
     domain = domain or tasks[0].domain
     builder = _Builder(envs, other_envs, seed, domain)
     cands = [c for c in _candidates(tasks, builder.docs) if builder.discriminates(c)]
@@ -386,6 +420,15 @@ def build_suite(
     for name, env in envs.items():
         path = getattr(env, "path", None)
         env_dirs[name] = f"{env.spec.domain}/{path.name}" if path is not None else f"{env.spec.domain}/{name}"
-    func_docs = {name: list(builder.docs[name].values()) for name in sorted({e.env for e in entries if e.is_multi_turn})}
-    return Suite(domain, entries, {t.task_id: t for t in tasks if t.task_id in used}, seed, env_dirs,
-                 func_docs=func_docs)
+    func_docs = {
+        name: list(builder.docs[name].values())
+        for name in sorted({e.env for e in entries if e.is_multi_turn})
+    }
+    return Suite(
+        domain,
+        entries,
+        {t.task_id: t for t in tasks if t.task_id in used},
+        seed,
+        env_dirs,
+        func_docs=func_docs,
+    )

@@ -26,8 +26,14 @@ __all__ = [
 ]
 
 PAGING_PARAMS = frozenset({"limit", "offset", "sort_by", "sort_order"})
-_BFCL_TYPES = {"string": "string", "integer": "integer", "number": "float", "boolean": "boolean",
-               "array": "array", "object": "dict"}
+_BFCL_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "number": "float",
+    "boolean": "boolean",
+    "array": "array",
+    "object": "dict",
+}
 
 
 # ----------------------------------------------------------------------------- function docs
@@ -143,8 +149,9 @@ def _forms(value: Any, prop: Mapping[str, Any]) -> list[Any]:
     return [value]
 
 
-def possible_answer(doc: Mapping[str, Any], args: Mapping[str, Any], masked: Iterable[str],
-                    text: str) -> dict[str, Any]:
+def possible_answer(
+    doc: Mapping[str, Any], args: Mapping[str, Any], masked: Iterable[str], text: str
+) -> dict[str, Any]:
     """BFCL's accepted values for one gold call asked by ``text``.
 
     A parameter the question states is required (no ``""``), whatever the task marked it; one it
@@ -157,7 +164,11 @@ def possible_answer(doc: Mapping[str, Any], args: Mapping[str, Any], masked: Ite
         if param in args:
             forms = _forms(args[param], prop)
             at_default = "default" in prop and args[param] == prop["default"]
-            open_ = param in PAGING_PARAMS or at_default or (param in masked and not is_stated(param, args[param], text))
+            open_ = (
+                param in PAGING_PARAMS
+                or at_default
+                or (param in masked and not is_stated(param, args[param], text))
+            )
             accepted[param] = [*forms, ""] if open_ else forms
         elif "default" in prop:
             accepted[param] = [*_forms(prop["default"], prop), ""]

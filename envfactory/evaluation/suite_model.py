@@ -60,7 +60,9 @@ class SuiteEntry:
         if not self.is_multi_turn:
             data["function"] = self.functions
             return data
-        data["initial_config"] = {self.env: {"state": self.initial_state, "state_hash": self.initial_state_hash}}
+        data["initial_config"] = {
+            self.env: {"state": self.initial_state, "state_hash": self.initial_state_hash}
+        }
         data["path"] = [call_name(c) for turn in self.ground_truth for c in turn]
         data["involved_classes"] = [self.env]
         if self.missed_function:

@@ -68,7 +68,11 @@ def suite_digest(folder: str | Path) -> str:
 
 
 def _clear(out: Path) -> None:
-    olds = [*out.glob("BFCL_v*_*.json"), *(out / "possible_answer").glob("*.json"), *(out / FUNC_DOC_DIR).glob("*.json")]
+    olds = [
+        *out.glob("BFCL_v*_*.json"),
+        *(out / "possible_answer").glob("*.json"),
+        *(out / FUNC_DOC_DIR).glob("*.json"),
+    ]
     for old in olds:
         old.unlink()
 
@@ -101,8 +105,13 @@ def write_suite(suite: Suite, out_dir: str | Path) -> Path:
             files["possible_answer"] = f"possible_answer/{name}"
         manifest["files"][category] = files
         for e in entries:
-            manifest["entries"][e.id] = {"category": category, "env": e.env, "domain": e.domain,
-                                         "task_id": e.task_id, "steps": e.steps}
+            manifest["entries"][e.id] = {
+                "category": category,
+                "env": e.env,
+                "domain": e.domain,
+                "task_id": e.task_id,
+                "steps": e.steps,
+            }
     manifest["digest"] = suite_digest(out)
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     tasks_path = out / TASKS_FILE
@@ -119,7 +128,9 @@ def load_suite(path: str | Path) -> Suite:
     folder = Path(path)
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
-        raise SuiteError(f"{folder}: not a suite folder (no {MANIFEST}); build one with 'envfactory eval-suite'")
+        raise SuiteError(
+            f"{folder}: not a suite folder (no {MANIFEST}); build one with 'envfactory eval-suite'"
+        )
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError, OSError) as e:
@@ -131,22 +142,37 @@ def load_suite(path: str | Path) -> Suite:
         func_docs = {p.stem: load_jsonl(p) for p in sorted((folder / FUNC_DOC_DIR).glob("*.json"))}
         entries = _load_entries(folder, manifest, func_docs)
     except (KeyError, TypeError, AttributeError, ValueError) as e:  # a hand-edited or truncated suite
-        raise SuiteError(f"{folder}: malformed suite ({type(e).__name__}: {e}); rebuild it with "
-                         "'envfactory eval-suite'") from e
-    return Suite(manifest.get("domain", folder.name), entries, tasks, manifest.get("seed", 0),
-                 manifest.get("envs", {}), folder, func_docs)
+        raise SuiteError(
+            f"{folder}: malformed suite ({type(e).__name__}: {e}); rebuild it with 'envfactory eval-suite'"
+        ) from e
+    return Suite(
+        manifest.get("domain", folder.name),
+        entries,
+        tasks,
+        manifest.get("seed", 0),
+        manifest.get("envs", {}),
+        folder,
+        func_docs,
+    )
 
 
-def _load_entries(folder: Path, manifest: dict[str, Any], func_docs: dict[str, list[dict[str, Any]]]) -> list[SuiteEntry]:
+def _load_entries(
+    folder: Path, manifest: dict[str, Any], func_docs: dict[str, list[dict[str, Any]]]
+) -> list[SuiteEntry]:
     entries: list[SuiteEntry] = []
     for name, files in manifest.get("files", {}).items():
         category = canonical_category(name)  # suites written before BFCL v4 naming say "simple"
         if category not in CATEGORIES:
-            raise SuiteError(f"{folder}: category {category!r} is not one this version reads "
-                             f"({', '.join(CATEGORIES)}); rebuild the suite with 'envfactory eval-suite'")
+            raise SuiteError(
+                f"{folder}: category {category!r} is not one this version reads "
+                f"({', '.join(CATEGORIES)}); rebuild the suite with 'envfactory eval-suite'"
+            )
         questions = load_jsonl(folder / files["question"])
-        answers = {a["id"]: a["ground_truth"] for a in load_jsonl(folder / files["possible_answer"])} \
-            if "possible_answer" in files else {}
+        answers = (
+            {a["id"]: a["ground_truth"] for a in load_jsonl(folder / files["possible_answer"])}
+            if "possible_answer" in files
+            else {}
+        )
         for q in questions:
             meta = manifest["entries"].get(q["id"], {})
             config: dict[str, Any] = next(iter((q.get("initial_config") or {}).values()), {})
@@ -154,19 +180,23 @@ def _load_entries(folder: Path, manifest: dict[str, Any], func_docs: dict[str, l
             missed = q.get("missed_function") or {}
             held_out = {n for names in missed.values() for n in names}
             all_docs = func_docs.get(env, []) if "involved_classes" in q else []
-            entries.append(SuiteEntry(
-                id=q["id"],
-                category=category,
-                question=q["question"],
-                functions=q["function"] if "function" in q else [f for f in all_docs if f["name"] not in held_out],
-                ground_truth=answers.get(q["id"], []),
-                env=env,
-                domain=meta.get("domain", manifest.get("domain", "")),
-                task_id=meta.get("task_id"),
-                steps=meta.get("steps", []),
-                initial_state=config.get("state", "template"),
-                initial_state_hash=config.get("state_hash"),
-                missed_function=missed,
-                all_functions=all_docs,
-            ))
+            entries.append(
+                SuiteEntry(
+                    id=q["id"],
+                    category=category,
+                    question=q["question"],
+                    functions=q["function"]
+                    if "function" in q
+                    else [f for f in all_docs if f["name"] not in held_out],
+                    ground_truth=answers.get(q["id"], []),
+                    env=env,
+                    domain=meta.get("domain", manifest.get("domain", "")),
+                    task_id=meta.get("task_id"),
+                    steps=meta.get("steps", []),
+                    initial_state=config.get("state", "template"),
+                    initial_state_hash=config.get("state_hash"),
+                    missed_function=missed,
+                    all_functions=all_docs,
+                )
+            )
     return entries

@@ -34,8 +34,16 @@ from ..errors import ConfigError, SpecError
 from ..runtime import Environment, Snapshot, build_template
 from ..spec import EnvSpec, load_spec, save_spec, spec_digest
 
-__all__ = ["BUNDLE_DIR", "BUNDLE_FORMAT", "BundleInfo", "bundle_dir", "find_bundles", "load_bundle",
-           "write_bundle", "write_bundles"]
+__all__ = [
+    "BUNDLE_DIR",
+    "BUNDLE_FORMAT",
+    "BundleInfo",
+    "bundle_dir",
+    "find_bundles",
+    "load_bundle",
+    "write_bundle",
+    "write_bundles",
+]
 
 BUNDLE_DIR = "envs"
 BUNDLE_FORMAT = 1
@@ -57,10 +65,16 @@ class BundleInfo:
     format: int = BUNDLE_FORMAT
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": self.format, "env_id": self.env_id, "envfactory_version": self.envfactory_version,
-                "faker_version": self.faker_version, "spec_digest": self.spec_digest,
-                "template_sha256": self.template_sha256, "template_state_hash": self.template_state_hash,
-                "states": list(self.states)}
+        return {
+            "format": self.format,
+            "env_id": self.env_id,
+            "envfactory_version": self.envfactory_version,
+            "faker_version": self.faker_version,
+            "spec_digest": self.spec_digest,
+            "template_sha256": self.template_sha256,
+            "template_state_hash": self.template_state_hash,
+            "states": list(self.states),
+        }
 
 
 def bundle_dir(root: str | os.PathLike, domain: str, env: str) -> Path:
@@ -104,23 +118,31 @@ def write_bundle(root: str | os.PathLike, env: Environment, *, states: Iterable[
     for ref in sorted(set(states) - {"", "template"}):
         rel = Path(ref)
         if rel.is_absolute() or ".." in rel.parts or env.path is None:
-            raise ConfigError(f"{spec.domain}/{spec.name}: initial state {ref!r} is not a path inside the env folder")
+            raise ConfigError(
+                f"{spec.domain}/{spec.name}: initial state {ref!r} is not a path inside the env folder"
+            )
         dst = out / "states" / rel
         _atomic_write(dst, (Path(env.path) / rel).read_bytes())
         files.append(dst)
         shipped.append(rel.as_posix())
-    info = BundleInfo(env_id=f"{spec.domain}/{spec.name}", envfactory_version=__version__,
-                      faker_version=_faker_version(), spec_digest=spec_digest(spec),
-                      template_sha256=hashlib.sha256(env.template).hexdigest(),
-                      template_state_hash=_state_hash(env), states=tuple(shipped))
+    info = BundleInfo(
+        env_id=f"{spec.domain}/{spec.name}",
+        envfactory_version=__version__,
+        faker_version=_faker_version(),
+        spec_digest=spec_digest(spec),
+        template_sha256=hashlib.sha256(env.template).hexdigest(),
+        template_state_hash=_state_hash(env),
+        states=tuple(shipped),
+    )
     meta = out / "bundle.json"
     _atomic_write(meta, (json.dumps(info.to_json(), indent=1, sort_keys=True) + "\n").encode())
     files.append(meta)
     return sorted(files)
 
 
-def write_bundles(root: str | os.PathLike, envs: Iterable[Environment],
-                  states: dict[str, set[str]] | None = None) -> list[Path]:
+def write_bundles(
+    root: str | os.PathLike, envs: Iterable[Environment], states: dict[str, set[str]] | None = None
+) -> list[Path]:
     """A bundle per environment (``states``: env_id -> initial states its rows use); stale
     bundles of environments no longer in the dataset are removed."""
     states = states or {}
@@ -151,12 +173,18 @@ def _read_info(folder: Path) -> BundleInfo:
     try:
         raw = json.loads((folder / "bundle.json").read_text(encoding="utf-8"))
         if not isinstance(raw, dict) or raw.get("format") != BUNDLE_FORMAT:
-            raise ValueError(f"format {raw.get('format') if isinstance(raw, dict) else raw!r} is not {BUNDLE_FORMAT}")
-        return BundleInfo(env_id=str(raw["env_id"]), envfactory_version=str(raw["envfactory_version"]),
-                          faker_version=str(raw["faker_version"]), spec_digest=str(raw["spec_digest"]),
-                          template_sha256=str(raw["template_sha256"]),
-                          template_state_hash=str(raw["template_state_hash"]),
-                          states=tuple(str(s) for s in raw.get("states", [])))
+            raise ValueError(
+                f"format {raw.get('format') if isinstance(raw, dict) else raw!r} is not {BUNDLE_FORMAT}"
+            )
+        return BundleInfo(
+            env_id=str(raw["env_id"]),
+            envfactory_version=str(raw["envfactory_version"]),
+            faker_version=str(raw["faker_version"]),
+            spec_digest=str(raw["spec_digest"]),
+            template_sha256=str(raw["template_sha256"]),
+            template_state_hash=str(raw["template_state_hash"]),
+            states=tuple(str(s) for s in raw.get("states", [])),
+        )
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ConfigError(f"{folder}: not an environment bundle (bundle.json: {e})") from None
 
@@ -193,7 +221,9 @@ def load_bundle(folder: str | os.PathLike) -> Environment:
     except (sqlite3.Error, KeyError, IndexError, ValueError) as e:
         raise SpecError(f"{f}: the template does not fit env.yaml: {e}") from None
     if got != info.template_state_hash:
-        raise ConfigError(f"{f}: template state hash {got[:12]} differs from the bundle's "
-                          f"{info.template_state_hash[:12]} (rebuilt with Faker {_faker_version()}, "
-                          f"bundled with {info.faker_version})")
+        raise ConfigError(
+            f"{f}: template state hash {got[:12]} differs from the bundle's "
+            f"{info.template_state_hash[:12]} (rebuilt with Faker {_faker_version()}, "
+            f"bundled with {info.faker_version})"
+        )
     return env

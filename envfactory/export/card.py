@@ -12,8 +12,13 @@ __all__ = ["build_dataset_card", "size_category"]
 
 
 def size_category(n: int) -> str:
-    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-              (10_000_000, "1M<n<10M")]
+    bounds = [
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+        (10_000_000, "1M<n<10M"),
+    ]
     for b, label in bounds:
         if n < b:
             return label
@@ -33,28 +38,52 @@ def _sample(row: dict[str, Any], limit: int = 600) -> str:
         if isinstance(m.get("content"), str) and len(m["content"]) > limit:
             m["content"] = m["content"][:limit] + " ..."
         msgs.append(m)
-    return json.dumps({"messages": msgs, "env_id": row["env_id"], "task_id": row["task_id"]}, indent=1,
-                      ensure_ascii=False)
+    return json.dumps(
+        {"messages": msgs, "env_id": row["env_id"], "task_id": row["task_id"]}, indent=1, ensure_ascii=False
+    )
 
 
-def _front_matter(name: str, total: int, splits: list[str], sharegpt_counts: dict[str, int],
-                  dataset_info: list[dict[str, Any]], license: str) -> dict[str, Any]:
+def _front_matter(
+    name: str,
+    total: int,
+    splits: list[str],
+    sharegpt_counts: dict[str, int],
+    dataset_info: list[dict[str, Any]],
+    license: str,
+) -> dict[str, Any]:
     """What the Hub reads: licence, sizes, and the configs with their data files."""
-    configs = [{"config_name": "default", "default": True,
-                "data_files": [{"split": s, "path": f"data/{s}-*.parquet"} for s in splits]}]
+    configs = [
+        {
+            "config_name": "default",
+            "default": True,
+            "data_files": [{"split": s, "path": f"data/{s}-*.parquet"} for s in splits],
+        }
+    ]
     if "rl" in splits:
         configs.append({"config_name": "rl", "data_files": [{"split": "rl", "path": "rl/rl-*.parquet"}]})
     sg = [s for s in ("sft", "eval") if sharegpt_counts.get(s)]
     if sg:
-        configs.append({"config_name": "sharegpt",
-                        "data_files": [{"split": s, "path": f"sharegpt/{s}-*.parquet"} for s in sg]})
+        configs.append(
+            {
+                "config_name": "sharegpt",
+                "data_files": [{"split": s, "path": f"sharegpt/{s}-*.parquet"} for s in sg],
+            }
+        )
     return {
         "license": license,
         "language": ["en"],
         "pretty_name": name,
         "size_categories": [size_category(total)],
         "task_categories": ["text-generation"],
-        "tags": ["rl-environment", "tool-use", "function-calling", "multi-turn", "synthetic", "agents", "envfactory"],
+        "tags": [
+            "rl-environment",
+            "tool-use",
+            "function-calling",
+            "multi-turn",
+            "synthetic",
+            "agents",
+            "envfactory",
+        ],
         "configs": configs,
         "dataset_info": dataset_info,
     }
@@ -63,22 +92,36 @@ def _front_matter(name: str, total: int, splits: list[str], sharegpt_counts: dic
 def _how_policy(method: dict[str, Any]) -> str:
     """How the assistant and user sides were played, for the card's "How it was made"."""
     if method.get("policy", "oracle") == "oracle":
-        return ("**No model was used.** The assistant side is the *oracle policy*: it replays each task's gold "
-                "tool calls (discovery steps first, in the order the plan needs them) with short templated "
-                "messages between them, asks the user for a hidden fact just before the first call that needs "
-                "it, and ends with a final answer stating the task's required facts. The user side is the "
-                "rule-based user simulator (templated phrasing, no model).")
-    return (f"The assistant side is the teacher model **{method.get('teacher_model')}** behind an "
-            "OpenAI-compatible API, with the environment's tools as JSON Schemas. Each task was tried up "
-            f"to {method.get('attempts')} times; only rollouts that earned full reward were kept "
-            "(rejection sampling; the `attempts` column says which try succeeded). The user side is the "
-            + ("simulated user driven by the same model." if method.get("user_model") else
-               "rule-based user simulator (no model)."))
+        return (
+            "**No model was used.** The assistant side is the *oracle policy*: it replays each task's gold "
+            "tool calls (discovery steps first, in the order the plan needs them) with short templated "
+            "messages between them, asks the user for a hidden fact just before the first call that needs "
+            "it, and ends with a final answer stating the task's required facts. The user side is the "
+            "rule-based user simulator (templated phrasing, no model)."
+        )
+    return (
+        f"The assistant side is the teacher model **{method.get('teacher_model')}** behind an "
+        "OpenAI-compatible API, with the environment's tools as JSON Schemas. Each task was tried up "
+        f"to {method.get('attempts')} times; only rollouts that earned full reward were kept "
+        "(rejection sampling; the `attempts` column says which try succeeded). The user side is the "
+        + (
+            "simulated user driven by the same model."
+            if method.get("user_model")
+            else "rule-based user simulator (no model)."
+        )
+    )
 
 
-def build_dataset_card(*, name: str, rows_by_split: dict[str, list[dict[str, Any]]],
-                       sharegpt_counts: dict[str, int], dataset_info: list[dict[str, Any]], method: dict[str, Any],
-                       license: str = "apache-2.0", audit: list[tuple[str, str, str]] | None = None) -> str:
+def build_dataset_card(
+    *,
+    name: str,
+    rows_by_split: dict[str, list[dict[str, Any]]],
+    sharegpt_counts: dict[str, int],
+    dataset_info: list[dict[str, Any]],
+    method: dict[str, Any],
+    license: str = "apache-2.0",
+    audit: list[tuple[str, str, str]] | None = None,
+) -> str:
     """A dataset card for the folder's configs (``default``: sft/rl/eval; ``rl``; ``sharegpt``).
 
     ``audit``: the (figure, value, target) rows of ``envfactory audit DATASET``, shown as a table."""
@@ -86,9 +129,16 @@ def build_dataset_card(*, name: str, rows_by_split: dict[str, list[dict[str, Any
     splits = [s for s in ("sft", "rl", "eval") if rows_by_split.get(s)]
     front = _front_matter(name, total, splits, sharegpt_counts, dataset_info, license)
     all_rows = [r for s in splits for r in rows_by_split[s]]
-    body = (_intro(name, method) + _splits_section(rows_by_split, splits, method) + _counts_section(rows_by_split, splits)
-            + _audit_section(audit) + _CHECKS_NOTE + _COLUMNS + _loading(name)
-            + f"\n## Sample row\n\n```json\n{_sample(all_rows[0]) if all_rows else '{}'}\n```\n")
+    body = (
+        _intro(name, method)
+        + _splits_section(rows_by_split, splits, method)
+        + _counts_section(rows_by_split, splits)
+        + _audit_section(audit)
+        + _CHECKS_NOTE
+        + _COLUMNS
+        + _loading(name)
+        + f"\n## Sample row\n\n```json\n{_sample(all_rows[0]) if all_rows else '{}'}\n```\n"
+    )
     return "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=120) + "---\n" + body
 
 
@@ -111,20 +161,24 @@ every required fact as a value).
    sub-goals (one per user turn), with a verifiable reward spec. A task is dropped when a gold argument
    has no provenance, a gold call is not needed, or the goal's words do not pick the rows the gold run acts on.
 2. Rollouts: {_how_policy(method)}
-   Tool calls ran against live environment sessions ({method.get('via', 'in-process')}).
-3. Verification: every row replayed; {method.get('replay_failures', 0)} failed the replay and were dropped;
-   {method.get('rollout_failures', 0)} tasks gave no full-reward rollout.
+   Tool calls ran against live environment sessions ({method.get("via", "in-process")}).
+3. Verification: every row replayed; {method.get("replay_failures", 0)} failed the replay and were dropped;
+   {method.get("rollout_failures", 0)} tasks gave no full-reward rollout.
 
-Seed: `{method.get('seed')}`. Tasks requested: `{method.get('n')}`. Command: `{method.get('command', 'envfactory synth')}`.
+Seed: `{method.get("seed")}`. Tasks requested: `{method.get("n")}`. Command: `{method.get("command", "envfactory synth")}`.
 """
 
 
-_SPLIT_WHAT = {"sft": "training trajectories (SFT)",
-               "rl": "training tasks for RL (each with a verified reference trajectory)",
-               "eval": "held-out environments (none of them appears in sft or rl)"}
+_SPLIT_WHAT = {
+    "sft": "training trajectories (SFT)",
+    "rl": "training tasks for RL (each with a verified reference trajectory)",
+    "eval": "held-out environments (none of them appears in sft or rl)",
+}
 
 
-def _splits_section(rows_by_split: dict[str, list[dict[str, Any]]], splits: list[str], method: dict[str, Any]) -> str:
+def _splits_section(
+    rows_by_split: dict[str, list[dict[str, Any]]], splits: list[str], method: dict[str, Any]
+) -> str:
     rows = "\n".join(f"| {s} | {len(rows_by_split[s]):,} | {_SPLIT_WHAT[s]} |" for s in splits)
     return f"""
 ## Splits
@@ -134,10 +188,10 @@ def _splits_section(rows_by_split: dict[str, list[dict[str, Any]]], splits: list
 {rows}
 
 **Held-out rule.** `eval` holds out whole environments: an environment `domain/env` is held out when
-`int(sha256("envfactory-eval-v1:" + domain/env)[:8 bytes]) / 2**64 < {method.get('eval_fraction')}`;
+`int(sha256("envfactory-eval-v1:" + domain/env)[:8 bytes]) / 2**64 < {method.get("eval_fraction")}`;
 with two or more environments at least one is held out (the lowest hash) and one stays in training (the
 highest); with a single environment nothing is held out. The rest go to `rl` when the same hash of the
-task id (salt `envfactory-rl-v1:`) is below {method.get('rl_fraction')}, else to `sft`.
+task id (salt `envfactory-rl-v1:`) is below {method.get("rl_fraction")}, else to `sft`.
 """
 
 
@@ -182,8 +236,11 @@ Difficulty: {", ".join(f"{k} {v:,}" for k, v in sorted(diff.items()))}.
 def _audit_section(audit: list[tuple[str, str, str]] | None) -> str:
     if not audit:
         return ""
-    return ("\n## Audit (`envfactory audit DATASET`)\n\nShares of rows, measured on this dataset:\n\n"
-            + _table(["figure", "value", "target"], [list(r) for r in audit]) + "\n")
+    return (
+        "\n## Audit (`envfactory audit DATASET`)\n\nShares of rows, measured on this dataset:\n\n"
+        + _table(["figure", "value", "target"], [list(r) for r in audit])
+        + "\n"
+    )
 
 
 _CHECKS_NOTE = """

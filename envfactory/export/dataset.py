@@ -11,10 +11,17 @@ from .card import build_dataset_card
 __all__ = ["write_dataset"]
 
 
-def write_dataset(out: Path, name: str, rows_by_split: dict[str, list[dict[str, Any]]],
-                  sharegpt_by_split: dict[str, list[dict[str, Any]]], *, license: str,
-                  method: dict[str, Any], audit: list[tuple[str, str, str]] | None = None,
-                  rl_rows: list[dict[str, Any]] | None = None) -> list[Path]:
+def write_dataset(
+    out: Path,
+    name: str,
+    rows_by_split: dict[str, list[dict[str, Any]]],
+    sharegpt_by_split: dict[str, list[dict[str, Any]]],
+    *,
+    license: str,
+    method: dict[str, Any],
+    audit: list[tuple[str, str, str]] | None = None,
+    rl_rows: list[dict[str, Any]] | None = None,
+) -> list[Path]:
     """Write the Parquet files of both configs and the card into ``out``; returns the files.
 
     ``rows_by_split``: config ``default`` rows per split (sft, rl, eval); ``sharegpt_by_split``:
@@ -65,8 +72,15 @@ def write_dataset(out: Path, name: str, rows_by_split: dict[str, list[dict[str, 
         for old in (out / sub).glob("*.parquet") if (out / sub).is_dir() else []:
             if old.resolve() not in written:
                 old.unlink()
-    card = build_dataset_card(name=name, rows_by_split=rows_by_split, sharegpt_counts=sg_counts, dataset_info=info,
-                              method=method, license=license, audit=audit)
+    card = build_dataset_card(
+        name=name,
+        rows_by_split=rows_by_split,
+        sharegpt_counts=sg_counts,
+        dataset_info=info,
+        method=method,
+        license=license,
+        audit=audit,
+    )
     readme = out / "README.md"
     tmp = readme.with_suffix(".md.tmp")
     tmp.write_text(card, encoding="utf-8")

@@ -42,7 +42,9 @@ def _datasets():
     except ImportError as e:  # pragma: no cover - an install problem
         raise ConfigError("the export needs the 'datasets' package: pip install 'datasets>=4.7,<6'") from e
     if not hasattr(datasets, "Json"):
-        raise ConfigError(f"datasets {datasets.__version__} has no Json feature; pip install 'datasets>=4.7,<6'")
+        raise ConfigError(
+            f"datasets {datasets.__version__} has no Json feature; pip install 'datasets>=4.7,<6'"
+        )
     return datasets
 
 
@@ -65,23 +67,25 @@ def default_features() -> Any:
     """Columns of config ``default`` (every split)."""
     d = _datasets()
     V, L, J = d.Value, d.List, d.Json
-    return d.Features({
-        "id": V("string"),
-        "messages": L(J()),
-        "tools": L(J()),
-        **_provenance(d),
-        "initial_state": V("string"),
-        "initial_state_hash": V("string"),
-        "reward_spec": J(),
-        "turn_limit": V("int64"),
-        "user": J(),
-        "policy": V("string"),
-        "attempts": V("int64"),
-        "via": V("string"),
-        "num_turns": V("int64"),
-        "num_tool_calls": V("int64"),
-        "reward": V("float64"),
-    })
+    return d.Features(
+        {
+            "id": V("string"),
+            "messages": L(J()),
+            "tools": L(J()),
+            **_provenance(d),
+            "initial_state": V("string"),
+            "initial_state_hash": V("string"),
+            "reward_spec": J(),
+            "turn_limit": V("int64"),
+            "user": J(),
+            "policy": V("string"),
+            "attempts": V("int64"),
+            "via": V("string"),
+            "num_turns": V("int64"),
+            "num_tool_calls": V("int64"),
+            "reward": V("float64"),
+        }
+    )
 
 
 def rl_features() -> Any:
@@ -99,17 +103,19 @@ def sharegpt_features() -> Any:
     d = _datasets()
     V, L = d.Value, d.List
     prov = _provenance(d)
-    return d.Features({
-        "conversations": L({"from": V("string"), "value": V("string")}),
-        "system": V("string"),
-        "tools": V("string"),
-        "id": V("string"),
-        **prov,
-        "policy": V("string"),
-        "attempts": V("int64"),
-        "num_turns": V("int64"),
-        "num_tool_calls": V("int64"),
-    })
+    return d.Features(
+        {
+            "conversations": L({"from": V("string"), "value": V("string")}),
+            "system": V("string"),
+            "tools": V("string"),
+            "id": V("string"),
+            **prov,
+            "policy": V("string"),
+            "attempts": V("int64"),
+            "num_turns": V("int64"),
+            "num_tool_calls": V("int64"),
+        }
+    )
 
 
 def features_for(config: str) -> Any:
@@ -158,19 +164,25 @@ def load_trajectories(path: str | os.PathLike, *, config: str = "default") -> An
         import pyarrow as pa
 
         table = pa.concat_tables([pq.read_table(f) for f in by_split[split]])
-        out[split] = d.Dataset(table).cast(features) if d.Dataset(table).features != features else d.Dataset(table)
+        out[split] = (
+            d.Dataset(table).cast(features) if d.Dataset(table).features != features else d.Dataset(table)
+        )
     return d.DatasetDict(out)
 
 
-def dataset_info_yaml(config: str, split_counts: dict[str, int], split_bytes: dict[str, int]) -> dict[str, Any]:
+def dataset_info_yaml(
+    config: str, split_counts: dict[str, int], split_bytes: dict[str, int]
+) -> dict[str, Any]:
     """The ``dataset_info`` entry of a dataset card for one config."""
     d = _datasets()
     info = d.DatasetInfo(features=features_for(config))._to_yaml_dict()
     return {
         "config_name": config,
         "features": info["features"],
-        "splits": [{"name": s, "num_bytes": split_bytes.get(s, 0), "num_examples": n}
-                   for s, n in split_counts.items()],
+        "splits": [
+            {"name": s, "num_bytes": split_bytes.get(s, 0), "num_examples": n}
+            for s, n in split_counts.items()
+        ],
         "download_size": sum(split_bytes.values()),
         "dataset_size": sum(split_bytes.values()),
     }

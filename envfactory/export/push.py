@@ -49,8 +49,15 @@ def _check_repo_id(repo_id: str) -> None:
         raise ConfigError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
 
 
-def push_dataset(path: str | os.PathLike, repo_id: str, *, private: bool = False, dry_run: bool = False,
-                 token: str | None = None, commit_message: str | None = None) -> PushResult:
+def push_dataset(
+    path: str | os.PathLike,
+    repo_id: str,
+    *,
+    private: bool = False,
+    dry_run: bool = False,
+    token: str | None = None,
+    commit_message: str | None = None,
+) -> PushResult:
     """Create the dataset repo if needed and upload the card and Parquet files.
 
     ``dry_run``: only list the files (no token, no network). The token is ``token``, else
@@ -69,9 +76,13 @@ def push_dataset(path: str | os.PathLike, repo_id: str, *, private: bool = False
     api = hh.HfApi(token=tok)
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        info = api.upload_folder(folder_path=str(path), repo_id=repo_id, repo_type="dataset",
-                                 allow_patterns=[f for f, _ in files],
-                                 commit_message=commit_message or f"envfactory: upload {len(files)} files")
+        info = api.upload_folder(
+            folder_path=str(path),
+            repo_id=repo_id,
+            repo_type="dataset",
+            allow_patterns=[f for f, _ in files],
+            commit_message=commit_message or f"envfactory: upload {len(files)} files",
+        )
     except Exception as e:  # network, auth, quota: one clear line
         raise EnvFactoryError(f"push to {repo_id} failed: {e}") from e
     res.url = getattr(info, "commit_url", None) or f"https://huggingface.co/datasets/{repo_id}"

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 __all__ = ["ShardWriter", "read_shard", "read_shards"]
 
@@ -84,7 +85,7 @@ class ShardWriter:
         if not self._fh.closed:
             self._fh.close()
 
-    def __enter__(self) -> "ShardWriter":
+    def __enter__(self) -> ShardWriter:
         return self
 
     def __exit__(self, *exc: Any) -> None:

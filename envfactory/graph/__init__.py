@@ -1,9 +1,9 @@
 """Tool-dependency graphs, topology-aware plan sampling, gold execution and coverage.
 
-    build_tool_graph(spec) / build_domain_graph(specs)   -> networkx.DiGraph
-    TopologySampler(envs, seed=..., config=SamplerConfig(...)).sample() -> Plan (RandomWalkSampler: baseline)
-    execute_plan(env, plan)                             -> GoldResult (calls, outputs, hash, diff)
-    run_sampling(envs, n, sampler=...) + build_sampler_report(run, graphs) -> SamplerReport
+build_tool_graph(spec) / build_domain_graph(specs)   -> networkx.DiGraph
+TopologySampler(envs, seed=..., config=SamplerConfig(...)).sample() -> Plan (RandomWalkSampler: baseline)
+execute_plan(env, plan)                             -> GoldResult (calls, outputs, hash, diff)
+run_sampling(envs, n, sampler=...) + build_sampler_report(run, graphs) -> SamplerReport
 """
 
 from ..errors import RefError, SampleError

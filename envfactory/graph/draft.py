@@ -16,8 +16,9 @@ reference path under which later steps find it, kept beside the row rather than 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..errors import RefError, SampleError
 from .plan import Step, iter_refs, resolve_args
@@ -95,8 +96,8 @@ class PlanDraft:
 
     def restore(self, mark: Checkpoint) -> None:
         """Undo everything added since ``mark`` (steps, outputs, facts, claims, fresh values)."""
-        del self.steps[mark.steps:]
-        del self.sim[mark.steps:]
+        del self.steps[mark.steps :]
+        del self.sim[mark.steps :]
         self.goal_steps = [g for g in self.goal_steps if g < mark.steps]
         self.facts = dict(mark.facts)
         self.used = set(mark.used)

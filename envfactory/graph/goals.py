@@ -26,8 +26,14 @@ def _literal(args: dict[str, Any]) -> dict[str, Any]:
 class GoalBuilder(Grounder):
     """Adds goal steps (with every input grounded) to the draft."""
 
-    def goal(self, tool: ToolSpec, fixed: dict[str, Any] | None = None, row: dict[str, Any] | None = None,
-             role: str = "goal", landing: Landing | None = None) -> tuple[int, Landing | None]:
+    def goal(
+        self,
+        tool: ToolSpec,
+        fixed: dict[str, Any] | None = None,
+        row: dict[str, Any] | None = None,
+        role: str = "goal",
+        landing: Landing | None = None,
+    ) -> tuple[int, Landing | None]:
         """Add ``tool`` with inputs resolved; return (step, the row it leaves behind).
 
         ``fixed`` presets arguments; ``row`` is the state row they select (the key's row, or for
@@ -62,8 +68,14 @@ class GoalBuilder(Grounder):
         k = next((i for i, it in enumerate(items) if it.get(pk) == row[pk]), None)
         return s, (Landing(dict(row), [s, "items", k]) if k is not None else None)
 
-    def _keyed_goal(self, tool: ToolSpec, fixed: dict[str, Any], row: dict[str, Any] | None, role: str,
-                    landing: Landing | None) -> tuple[int, Landing | None]:
+    def _keyed_goal(
+        self,
+        tool: ToolSpec,
+        fixed: dict[str, Any],
+        row: dict[str, Any] | None,
+        role: str,
+        landing: Landing | None,
+    ) -> tuple[int, Landing | None]:
         ctx = self.ctx
         ent = ctx.ents[tool.entity]
         pk = ent.primary_key
@@ -89,7 +101,9 @@ class GoalBuilder(Grounder):
                 after[ef.field] = ef.set if ef.uses_set else None
         return s, Landing(after, [s], created=landing is not None and landing.created)
 
-    def _pick_target(self, tool: ToolSpec, args: dict[str, Any]) -> tuple[dict[str, Any] | None, Landing | None]:
+    def _pick_target(
+        self, tool: ToolSpec, args: dict[str, Any]
+    ) -> tuple[dict[str, Any] | None, Landing | None]:
         """The row a keyed goal acts on, its key argument set in ``args``: a row a setup create
         makes (a ``Landing``), or a state row resolved backwards."""
         ctx = self.ctx
@@ -97,12 +111,18 @@ class GoalBuilder(Grounder):
         pk = ent.primary_key
         key = tool.key_param
         pool = ctx.state.candidates(tool, deletable=tool.kind == ToolKind.delete)
-        cands = [r for r in (self.rng.choice(pool) for _ in range(self.config.candidate_draws) if pool)
-                 if (ent.name, r[pk]) not in self.draft.used]
-        creators = [c for c in ctx.creators.get(ent.name, [])
-                    if ctx.graph.has_edge(c.name, tool.name)
-                    and ctx.graph.edges[c.name, tool.name].get("satisfies") is True
-                    and pk in ctx.outputs[c.name]]
+        cands = [
+            r
+            for r in (self.rng.choice(pool) for _ in range(self.config.candidate_draws) if pool)
+            if (ent.name, r[pk]) not in self.draft.used
+        ]
+        creators = [
+            c
+            for c in ctx.creators.get(ent.name, [])
+            if ctx.graph.has_edge(c.name, tool.name)
+            and ctx.graph.edges[c.name, tool.name].get("satisfies") is True
+            and pk in ctx.outputs[c.name]
+        ]
         if self.config.intent_first and tool.kind != ToolKind.action:
             creators = []  # 'create a row, then edit or delete it' is not one person's request
         if creators and (not cands or self.rng.random() < self.config.p_create):
@@ -142,11 +162,16 @@ class GoalBuilder(Grounder):
                 if p.field and (tmpl is None or tmpl.get(p.field) is None):
                     rows = ctx.rows_with(ent.name, p.field)
                     tmpl = self.rng.choice(rows) if rows else None
-                args[p.name] = self.user_value(tool, p, tmpl, fresh=tool.kind == ToolKind.update and
-                                               p.field is not None and ent.field(p.field).unique)
+                args[p.name] = self.user_value(
+                    tool,
+                    p,
+                    tmpl,
+                    fresh=tool.kind == ToolKind.update and p.field is not None and ent.field(p.field).unique,
+                )
 
-    def _create_goal(self, tool: ToolSpec, fixed: dict[str, Any], role: str,
-                     fixed_row: dict[str, Any] | None = None) -> tuple[int, Landing]:
+    def _create_goal(
+        self, tool: ToolSpec, fixed: dict[str, Any], role: str, fixed_row: dict[str, Any] | None = None
+    ) -> tuple[int, Landing]:
         ent = self.ctx.ents[tool.entity]
         own = [c for c in tool.preconditions if "." not in c.field]
         for _ in range(self.config.create_tries):
@@ -157,8 +182,15 @@ class GoalBuilder(Grounder):
                 self.draft.restore(mark)
         raise SampleError(f"cannot ground {tool.name}")
 
-    def _create_once(self, tool: ToolSpec, ent: Any, fixed: dict[str, Any], own: list,
-                     role: str, fixed_row: dict[str, Any] | None) -> tuple[int, Landing]:
+    def _create_once(
+        self,
+        tool: ToolSpec,
+        ent: Any,
+        fixed: dict[str, Any],
+        own: list,
+        role: str,
+        fixed_row: dict[str, Any] | None,
+    ) -> tuple[int, Landing]:
         ctx = self.ctx
         rows = ctx.state.rows[ent.name]
         template = self.rng.choice(rows) if rows else None
@@ -175,7 +207,9 @@ class GoalBuilder(Grounder):
                 continue
             if ctx.source(tool.name, p.name) == "discover" and not p.required:
                 continue
-            if p.required or (template is not None and p.field and self.rng.random() < self.config.p_optional_value):
+            if p.required or (
+                template is not None and p.field and self.rng.random() < self.config.p_optional_value
+            ):
                 v = self.user_value(tool, p, template)
                 if v is not None:
                     args[p.name] = v
@@ -191,8 +225,9 @@ class GoalBuilder(Grounder):
         s = self.draft.add(tool.name, args, role)
         return s, Landing(predicted, [s], created=True)
 
-    def _check_chained_row(self, tool: ToolSpec, fixed: dict[str, Any], args: dict[str, Any],
-                           fixed_row: dict[str, Any]) -> None:
+    def _check_chained_row(
+        self, tool: ToolSpec, fixed: dict[str, Any], args: dict[str, Any], fixed_row: dict[str, Any]
+    ) -> None:
         """The row a chained create's fixed foreign key points at must pass every condition."""
         for p in tool.params:
             if p.name in fixed and p.field:
@@ -204,16 +239,18 @@ class GoalBuilder(Grounder):
                         if not compare(fixed_row.get(c.field.split(".", 1)[1]), c.op, want):
                             raise SampleError(f"{tool.name}: the chained row fails a precondition")
 
-    def _create_parent(self, tool: ToolSpec, ent: Any, p: ParamSpec, args: dict[str, Any],
-                       predicted: dict[str, Any]) -> None:
+    def _create_parent(
+        self, tool: ToolSpec, ent: Any, p: ParamSpec, args: dict[str, Any], predicted: dict[str, Any]
+    ) -> None:
         """Ground foreign key ``p`` of a create: a parent a setup step creates, or an existing
         row the tool accepts, resolved backwards."""
         ctx = self.ctx
         tgt = ent.field(p.field).ref
         tpk_name = ctx.ents[tgt].primary_key
         conds = [c for c in tool.preconditions if c.field.startswith(p.field + ".")]
-        creators = [c for c in ctx.creators.get(tgt, []) if c.name != tool.name
-                    and ctx.outputs[c.name] >= {tpk_name}]
+        creators = [
+            c for c in ctx.creators.get(tgt, []) if c.name != tool.name and ctx.outputs[c.name] >= {tpk_name}
+        ]
         if creators and not conds and self.rng.random() < self.config.p_create_parent:
             c = self.rng.choice(creators)
             cs, _ = self._create_goal(c, {}, "setup")
@@ -261,8 +298,9 @@ class GoalBuilder(Grounder):
         self.draft.goal_steps.append(s)
         return True
 
-    def _chain_options(self, g_tool: ToolSpec, after: Landing
-                       ) -> list[tuple[ToolSpec, dict[str, Any], dict[str, Any] | None, Landing | None]]:
+    def _chain_options(
+        self, g_tool: ToolSpec, after: Landing
+    ) -> list[tuple[ToolSpec, dict[str, Any], dict[str, Any] | None, Landing | None]]:
         """(tool, fixed arguments, state row they point at, or the first goal's own row)."""
         ctx = self.ctx
         ent = ctx.ents[g_tool.entity]
@@ -274,7 +312,11 @@ class GoalBuilder(Grounder):
                 if t.name == g_tool.name or t.kind == ToolKind.list:
                     continue
                 if t.entity == ent.name and t.key_param is not None and t.kind != ToolKind.create:
-                    if t.kind == ToolKind.delete and not after.created and row.get(pk) in ctx.state.referenced[ent.name]:
+                    if (
+                        t.kind == ToolKind.delete
+                        and not after.created
+                        and row.get(pk) in ctx.state.referenced[ent.name]
+                    ):
                         continue
                     if self.config.intent_first and not self._coherent_follow_up(g_tool, t, after):
                         continue
@@ -285,7 +327,12 @@ class GoalBuilder(Grounder):
                     if p is not None and ctx.state.check(ent.name, row, self._parent_conds(t, p)):
                         out.append((t, {p.name: ref(*after.path, pk)}, None, after))
         for f in ent.fields:
-            if not f.ref or f.ref == ent.name or f.name not in ctx.outputs[g_tool.name] or row.get(f.name) is None:
+            if (
+                not f.ref
+                or f.ref == ent.name
+                or f.name not in ctx.outputs[g_tool.name]
+                or row.get(f.name) is None
+            ):
                 continue
             parent = ctx.state.by_pk[f.ref].get(row[f.name])
             if parent is None:
@@ -303,8 +350,9 @@ class GoalBuilder(Grounder):
             return t.kind == ToolKind.action and t.name.split("_")[0] != first.name.split("_")[0]
         return True
 
-    def _parent_options(self, g_tool: ToolSpec, f: Any, parent_key: Any, parent: dict[str, Any], val: Any
-                        ) -> list[tuple[ToolSpec, dict[str, Any], dict[str, Any] | None, Landing | None]]:
+    def _parent_options(
+        self, g_tool: ToolSpec, f: Any, parent_key: Any, parent: dict[str, Any], val: Any
+    ) -> list[tuple[ToolSpec, dict[str, Any], dict[str, Any] | None, Landing | None]]:
         """Second goals on the row that field ``f`` of the first goal's row points at."""
         ctx = self.ctx
         own_entity = ctx.tools[g_tool.name].entity
@@ -318,8 +366,14 @@ class GoalBuilder(Grounder):
                     if p.op not in ("eq", "in") or not p.field or not tent.has_field(p.field):
                         continue
                     tf = tent.field(p.field)
-                    if tf.ref == f.ref and t.entity != f.ref and (
-                            t.entity == own_entity or ctx.state.children.get((t.entity, p.field), {}).get(parent_key)):
+                    if (
+                        tf.ref == f.ref
+                        and t.entity != f.ref
+                        and (
+                            t.entity == own_entity
+                            or ctx.state.children.get((t.entity, p.field), {}).get(parent_key)
+                        )
+                    ):
                         out.append((t, {p.name: [val] if p.op == "in" else val}, None, None))
                         break
             elif t.kind == ToolKind.create:
@@ -335,15 +389,23 @@ class GoalBuilder(Grounder):
         """The first required parameter of create ``t`` that points at ``parent_entity``."""
         tent = self.ctx.ents[t.entity]
         for p in t.params:
-            if p.required and p.field and tent.has_field(p.field) and tent.field(p.field).ref == parent_entity:
+            if (
+                p.required
+                and p.field
+                and tent.has_field(p.field)
+                and tent.field(p.field).ref == parent_entity
+            ):
                 return p
         return None
 
     @staticmethod
     def _parent_conds(t: ToolSpec, p: ParamSpec) -> list:
         """``t``'s fixed preconditions on the row its parameter ``p`` points at, as that row's own."""
-        return [c.model_copy(update={"field": c.field.split(".", 1)[1]}) for c in t.preconditions
-                if c.field.startswith(p.field + ".") and c.value_param is None]
+        return [
+            c.model_copy(update={"field": c.field.split(".", 1)[1]})
+            for c in t.preconditions
+            if c.field.startswith(p.field + ".") and c.value_param is None
+        ]
 
     def branch(self) -> bool:
         """A side look-up: get a row that a row seen or written by an earlier step references.
@@ -367,7 +429,12 @@ class GoalBuilder(Grounder):
             else:
                 row, path = out, []
             for f in ctx.ents[t.entity].fields:
-                if not f.ref or f.ref == t.entity or f.ref not in ctx.gets or f.name not in ctx.outputs[t.name]:
+                if (
+                    not f.ref
+                    or f.ref == t.entity
+                    or f.ref not in ctx.gets
+                    or f.name not in ctx.outputs[t.name]
+                ):
                     continue
                 if (row is None and f.nullable) or (row is not None and row.get(f.name) is None):
                     continue

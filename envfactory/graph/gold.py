@@ -8,8 +8,9 @@ from.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..errors import RuntimeToolError
 from .plan import Plan, RefError, resolve_args
@@ -51,7 +52,7 @@ class GoldResult:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "GoldResult":
+    def from_dict(cls, d: dict[str, Any]) -> GoldResult:
         d = dict(d)
         d["plan"] = Plan.from_dict(d["plan"])
         d["calls"] = [GoldCall(**c) for c in d["calls"]]
@@ -64,7 +65,9 @@ def _non_empty(out: Any) -> bool:
     return bool(out)
 
 
-def execute_plan(env: Any, plan: Plan, *, initial_hash: str | None = None, with_diff: bool = True) -> GoldResult:
+def execute_plan(
+    env: Any, plan: Plan, *, initial_hash: str | None = None, with_diff: bool = True
+) -> GoldResult:
     """Run ``plan`` on ``env.new_session()`` (an ``Environment``); never raises for a bad plan."""
     res = GoldResult(plan=plan, ok=False)
     outputs: list[Any] = []
@@ -99,8 +102,9 @@ def execute_plan(env: Any, plan: Plan, *, initial_hash: str | None = None, with_
     return res
 
 
-def execute_plans(envs: Mapping[str, Any] | Iterable[Any], plans: Iterable[Plan], *,
-                  with_diff: bool = True) -> list[GoldResult]:
+def execute_plans(
+    envs: Mapping[str, Any] | Iterable[Any], plans: Iterable[Plan], *, with_diff: bool = True
+) -> list[GoldResult]:
     """Execute many plans; ``envs`` maps environment name to ``Environment`` (or is a list)."""
     if not isinstance(envs, Mapping):
         envs = {e.spec.name: e for e in envs}

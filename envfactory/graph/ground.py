@@ -72,8 +72,9 @@ class Grounder:
     """Grounds inputs into ``draft`` for one environment; ``pairs`` counts (env, producer,
     consumer) uses so far, so rarely used look-ups are tried first."""
 
-    def __init__(self, ctx: EnvContext, draft: PlanDraft, rng: random.Random, config: SamplerConfig,
-                 pairs: Counter):
+    def __init__(
+        self, ctx: EnvContext, draft: PlanDraft, rng: random.Random, config: SamplerConfig, pairs: Counter
+    ):
         self.ctx = ctx
         self.draft = draft
         self.rng = rng
@@ -85,8 +86,9 @@ class Grounder:
 
     # ---- ids, resolved backwards ---------------------------------------------------------------
 
-    def resolve_id(self, entity: str, row: dict[str, Any], depth: int, consumer: str,
-                   avoid: frozenset[str] = frozenset()) -> Any:
+    def resolve_id(
+        self, entity: str, row: dict[str, Any], depth: int, consumer: str, avoid: frozenset[str] = frozenset()
+    ) -> Any:
         """An argument expression worth ``row``'s primary key, found through tools if possible."""
         ctx = self.ctx
         pk = ctx.ents[entity].primary_key
@@ -115,8 +117,9 @@ class Grounder:
         self.draft.fact(f"{entity}.{pk}", row[pk])  # nothing reveals it: the user has to know it
         return row[pk]
 
-    def _id_routes(self, entity: str, row: dict[str, Any], depth: int, consumer: str,
-                   avoid: frozenset[str]) -> list[tuple[float, str, Any]]:
+    def _id_routes(
+        self, entity: str, row: dict[str, Any], depth: int, consumer: str, avoid: frozenset[str]
+    ) -> list[tuple[float, str, Any]]:
         """(weight, how, what) for each way to reveal ``row``'s key: the entity's own lists, or a
         child row's list or get (which returns the foreign key)."""
         ctx = self.ctx
@@ -135,14 +138,19 @@ class Grounder:
                     continue
                 for lt in ctx.lists.get(child, []):
                     if fk in ctx.outputs[lt.name] and lt.name != consumer:
-                        options.append((0.5 * self.pair_weight(lt.name, consumer), "child_list", (lt, child, fk, kids)))
+                        options.append(
+                            (0.5 * self.pair_weight(lt.name, consumer), "child_list", (lt, child, fk, kids))
+                        )
                 gt = ctx.gets.get(child)
                 if gt is not None and fk in ctx.outputs[gt.name] and gt.name != consumer:
-                    options.append((0.5 * self.pair_weight(gt.name, consumer), "child_get", (gt, child, fk, kids)))
+                    options.append(
+                        (0.5 * self.pair_weight(gt.name, consumer), "child_get", (gt, child, fk, kids))
+                    )
         return options
 
-    def locate(self, lt: ToolSpec, entity: str, row: dict[str, Any], depth: int,
-               avoid: frozenset[str] = frozenset()) -> tuple[int, int]:
+    def locate(
+        self, lt: ToolSpec, entity: str, row: dict[str, Any], depth: int, avoid: frozenset[str] = frozenset()
+    ) -> tuple[int, int]:
         """Add a list step whose results include ``row``; return (step, index in items)."""
         ctx = self.ctx
         pk = ctx.ents[entity].primary_key
@@ -181,8 +189,9 @@ class Grounder:
                 break
         raise SampleError(f"{lt.name} cannot single out the {entity}")
 
-    def _pick_filters(self, lt: ToolSpec, entity: str, row: dict[str, Any], depth: int,
-                      avoid: frozenset[str]) -> tuple[list[ParamSpec], list[ParamSpec], list[ParamSpec]]:
+    def _pick_filters(
+        self, lt: ToolSpec, entity: str, row: dict[str, Any], depth: int, avoid: frozenset[str]
+    ) -> tuple[list[ParamSpec], list[ParamSpec], list[ParamSpec]]:
         """(filters to use, spare filters in order of use, filters that take a parent's id)."""
         ctx = self.ctx
         user, ids = [], []
@@ -194,12 +203,16 @@ class Grounder:
                     continue  # a person does not filter by an internal id
                 if filter_value(p, row[p.field]) is not None:
                     user.append(p)
-            elif depth + 1 < self.config.max_depth and ctx.target(lt.name, p.name) in ctx.ents and p.op in ("eq", "in"):
+            elif (
+                depth + 1 < self.config.max_depth
+                and ctx.target(lt.name, p.name) in ctx.ents
+                and p.op in ("eq", "in")
+            ):
                 ids.append(p)
         self.rng.shuffle(user)
         self.rng.shuffle(ids)
         chosen = user[: self.rng.randint(1, self.config.max_user_filters)] if user else []
-        rest = user[len(chosen):] + ids
+        rest = user[len(chosen) :] + ids
         if ids and (not chosen or self.rng.random() < self.config.p_id_filter):
             chosen.append(ids[0])
             rest.remove(ids[0])
@@ -211,8 +224,12 @@ class Grounder:
     def _internal(self, entity: str, fname: str) -> bool:
         ent = self.ctx.ents[entity]
         f = ent.field(fname) if ent.has_field(fname) else None
-        return fname == ent.primary_key or fname == "id" or fname.endswith(("_id", "_uuid")) or (
-            f is not None and f.ref is not None)
+        return (
+            fname == ent.primary_key
+            or fname == "id"
+            or fname.endswith(("_id", "_uuid"))
+            or (f is not None and f.ref is not None)
+        )
 
     def _estimate(self, ps: list[ParamSpec], ids: list[ParamSpec], entity: str, row: dict[str, Any]) -> float:
         """Rows a look-up with filters ``ps`` is expected to return."""
@@ -229,13 +246,17 @@ class Grounder:
 
     # ---- values the user states ----------------------------------------------------------------
 
-    def user_value(self, tool: ToolSpec, p: ParamSpec, template: dict[str, Any] | None, fresh: bool = False) -> Any:
+    def user_value(
+        self, tool: ToolSpec, p: ParamSpec, template: dict[str, Any] | None, fresh: bool = False
+    ) -> Any:
         """A value for ``p`` that the user states (recorded as a fact): ``template``'s field value,
         a fresh one for key and unique fields, or one made up within the parameter's bounds."""
         ctx = self.ctx
         ent = ctx.ents[tool.entity]
-        if self.config.intent_first and (p.name.endswith(("_id", "_uuid")) or (
-                p.field and ent.has_field(p.field) and ent.field(p.field).ref)):
+        if self.config.intent_first and (
+            p.name.endswith(("_id", "_uuid"))
+            or (p.field and ent.has_field(p.field) and ent.field(p.field).ref)
+        ):
             if not p.required:
                 return None
             raise SampleError(f"{tool.name}.{p.name} is an internal id no person would state")

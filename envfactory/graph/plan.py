@@ -19,8 +19,9 @@ and every ``deps`` entry points to an earlier step.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import networkx as nx
 
@@ -141,7 +142,7 @@ class Plan:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Plan":
+    def from_dict(cls, d: dict[str, Any]) -> Plan:
         d = dict(d)
         d["steps"] = [Step(**s) for s in d["steps"]]
         return cls(**d)
@@ -185,6 +186,12 @@ def order_plan(steps: list[Step], goal_steps: list[int], writes: set[str]) -> tu
     out = []
     for old in order:
         s = steps[old]
-        out.append(Step(s.tool, {k: renumber(v) for k, v in s.args.items()},
-                        sorted({new[d] for d in set(s.deps) | set(s.ref_steps())}), s.role))
+        out.append(
+            Step(
+                s.tool,
+                {k: renumber(v) for k, v in s.args.items()},
+                sorted({new[d] for d in set(s.deps) | set(s.ref_steps())}),
+                s.role,
+            )
+        )
     return out, [new[i] for i in goal_steps]

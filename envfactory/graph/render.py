@@ -24,8 +24,12 @@ from ..errors import ConfigError
 __all__ = ["layout_tool_graph", "render_html", "render_png", "KIND_COLORS"]
 
 KIND_COLORS = {
-    "get": "#4e79a7", "list": "#59a14f", "create": "#f28e2b",
-    "update": "#c9a227", "delete": "#e15759", "action": "#b07aa1",
+    "get": "#4e79a7",
+    "list": "#59a14f",
+    "create": "#f28e2b",
+    "update": "#c9a227",
+    "delete": "#e15759",
+    "action": "#b07aa1",
 }
 PARAM_COLORS = {"user": "#a6cee3", "discover": "#fdbf6f"}
 COL_W = 430.0
@@ -77,11 +81,21 @@ def _payload(g: nx.DiGraph) -> dict[str, Any]:
     nodes = []
     for n, a in sorted(g.nodes(data=True)):
         x, y = pos[n]
-        nodes.append({"id": n, "x": round(x, 1), "y": round(y, 1),
-                      **{k: v for k, v in a.items() if isinstance(v, (str, int, float, bool, list)) or v is None}})
+        nodes.append(
+            {
+                "id": n,
+                "x": round(x, 1),
+                "y": round(y, 1),
+                **{k: v for k, v in a.items() if isinstance(v, (str, int, float, bool, list)) or v is None},
+            }
+        )
     edges = [{"s": u, "t": v, **a} for u, v, a in sorted(g.edges(data=True))]
-    return {"graph": {k: v for k, v in g.graph.items()}, "nodes": nodes, "edges": edges,
-            "colors": {"kind": KIND_COLORS, "param": PARAM_COLORS}}
+    return {
+        "graph": {k: v for k, v in g.graph.items()},
+        "nodes": nodes,
+        "edges": edges,
+        "colors": {"kind": KIND_COLORS, "param": PARAM_COLORS},
+    }
 
 
 _PAGE = """<!doctype html>
@@ -186,8 +200,9 @@ def render_html(g: nx.DiGraph, path: str | Path, *, title: str | None = None) ->
     return p
 
 
-def render_png(g: nx.DiGraph, path: str | Path, *, title: str | None = None, dpi: int = 90,
-               weak: bool = False) -> Path:
+def render_png(
+    g: nx.DiGraph, path: str | Path, *, title: str | None = None, dpi: int = 90, weak: bool = False
+) -> Path:
     """A static drawing with matplotlib (tools, parameters, strong and state edges)."""
     try:
         import matplotlib
@@ -217,7 +232,9 @@ def render_png(g: nx.DiGraph, path: str | Path, *, title: str | None = None, dpi
             continue
         (x1, y1), (x2, y2) = pos[u], pos[v]
         if kind == "state":
-            style: dict[str, Any] = dict(color="#d62728", lw=0.9, ls="--", alpha=0.7, connectionstyle="arc3,rad=-0.25")
+            style: dict[str, Any] = dict(
+                color="#d62728", lw=0.9, ls="--", alpha=0.7, connectionstyle="arc3,rad=-0.25"
+            )
         elif kind == "input":
             style = dict(color="#bbbbbb", lw=0.5, alpha=0.8, connectionstyle="arc3,rad=0")
         elif a.get("strength") == "weak":
@@ -228,16 +245,29 @@ def render_png(g: nx.DiGraph, path: str | Path, *, title: str | None = None, dpi
     for n, a in g.nodes(data=True):
         x, y = pos[n]
         if a["node"] == "tool":
-            ax.scatter([x], [y], s=60, marker="s", color=KIND_COLORS.get(a.get("tool_kind"), "#999"), zorder=3)
+            ax.scatter(
+                [x], [y], s=60, marker="s", color=KIND_COLORS.get(a.get("tool_kind"), "#999"), zorder=3
+            )
             ax.text(x + 12, y, a["tool"], fontsize=7, va="center", zorder=4)
         else:
-            ax.scatter([x], [y], s=14, color=PARAM_COLORS.get(a.get("source"), "#ccc"),
-                       edgecolors="#333" if a.get("required") else "none", linewidths=0.5, zorder=3)
+            ax.scatter(
+                [x],
+                [y],
+                s=14,
+                color=PARAM_COLORS.get(a.get("source"), "#ccc"),
+                edgecolors="#333" if a.get("required") else "none",
+                linewidths=0.5,
+                zorder=3,
+            )
             ax.text(x - 8, y, a["param"], fontsize=5, va="center", ha="right", color="#444", zorder=4)
     handles = [Line2D([], [], marker="s", ls="", color=c, label=f"{k} tool") for k, c in KIND_COLORS.items()]
-    handles += [Line2D([], [], marker="o", ls="", color=c, label=f"{k} parameter") for k, c in PARAM_COLORS.items()]
-    handles += [Line2D([], [], color="#555555", label="supplies (strong)"),
-                Line2D([], [], color="#d62728", ls="--", label="state (creates / sets)")]
+    handles += [
+        Line2D([], [], marker="o", ls="", color=c, label=f"{k} parameter") for k, c in PARAM_COLORS.items()
+    ]
+    handles += [
+        Line2D([], [], color="#555555", label="supplies (strong)"),
+        Line2D([], [], color="#d62728", ls="--", label="state (creates / sets)"),
+    ]
     ax.legend(handles=handles, loc="upper right", fontsize=7, frameon=False)
     name = title or f"tool graph: {g.graph.get('domain') or ''} {g.graph.get('env') or ''}".strip()
     ax.set_title(name, fontsize=10)

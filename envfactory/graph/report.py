@@ -5,8 +5,9 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import networkx as nx
 
@@ -16,9 +17,19 @@ from .plan import Plan
 from .sample import TopologySampler
 from .walk import RandomWalkSampler
 
-__all__ = ["SAMPLERS", "SamplingRun", "SamplerReport", "run_sampling", "build_sampler_report", "possible_pairs"]
+__all__ = [
+    "SAMPLERS",
+    "SamplingRun",
+    "SamplerReport",
+    "run_sampling",
+    "build_sampler_report",
+    "possible_pairs",
+]
 
-SAMPLERS: dict[str, type[TopologySampler] | type[RandomWalkSampler]] = {"topology": TopologySampler, "random_walk": RandomWalkSampler}
+SAMPLERS: dict[str, type[TopologySampler] | type[RandomWalkSampler]] = {
+    "topology": TopologySampler,
+    "random_walk": RandomWalkSampler,
+}
 
 
 @dataclass
@@ -48,15 +59,28 @@ def _worker_init(envs: dict[str, Any], hashes: dict[str, str], with_diff: bool) 
 
 def _worker_execute(plans: list[Plan]) -> tuple[list[GoldResult], float, float]:
     t, c = time.perf_counter(), time.process_time()
-    out = [execute_plan(_WORKER["envs"][p.env], p, initial_hash=_WORKER["hashes"][p.env],
-                        with_diff=_WORKER["with_diff"]) for p in plans]
+    out = [
+        execute_plan(
+            _WORKER["envs"][p.env], p, initial_hash=_WORKER["hashes"][p.env], with_diff=_WORKER["with_diff"]
+        )
+        for p in plans
+    ]
     return out, time.perf_counter() - t, time.process_time() - c
 
 
-def run_sampling(envs: Sequence[Any], n: int, *, sampler: str = "topology", seed: int = 0,
-                 graphs: dict[str, nx.DiGraph] | None = None, with_diff: bool = True, workers: int = 0,
-                 chunk: int = 100, on_progress: Callable[[int], None] | None = None,
-                 config: SamplerConfig | None = None) -> SamplingRun:
+def run_sampling(
+    envs: Sequence[Any],
+    n: int,
+    *,
+    sampler: str = "topology",
+    seed: int = 0,
+    graphs: dict[str, nx.DiGraph] | None = None,
+    with_diff: bool = True,
+    workers: int = 0,
+    chunk: int = 100,
+    on_progress: Callable[[int], None] | None = None,
+    config: SamplerConfig | None = None,
+) -> SamplingRun:
     """Sample ``n`` plans over ``envs`` (``Environment``s) and gold-execute each one.
 
     Sampling is sequential (each plan shifts the coverage weights); with ``workers > 0``
@@ -85,7 +109,9 @@ def run_sampling(envs: Sequence[Any], n: int, *, sampler: str = "topology", seed
                 t = time.perf_counter()
                 plan = smp.sample()
                 t2 = time.perf_counter()
-                results.append(execute_plan(by_name[plan.env], plan, initial_hash=hashes[plan.env], with_diff=with_diff))
+                results.append(
+                    execute_plan(by_name[plan.env], plan, initial_hash=hashes[plan.env], with_diff=with_diff)
+                )
                 t_sample += t2 - t
                 t_exec += time.perf_counter() - t2
                 if on_progress is not None:
@@ -116,8 +142,16 @@ def run_sampling(envs: Sequence[Any], n: int, *, sampler: str = "topology", seed
                 collect(True)
     finally:
         smp.close()
-    return SamplingRun(sampler, seed, results, t_sample, t_exec, time.perf_counter() - t0,
-                       time.process_time() - c0 + worker_cpu, config)
+    return SamplingRun(
+        sampler,
+        seed,
+        results,
+        t_sample,
+        t_exec,
+        time.perf_counter() - t0,
+        time.process_time() - c0 + worker_cpu,
+        config,
+    )
 
 
 def possible_pairs(graphs: dict[str, nx.DiGraph]) -> set[tuple[str, str, str]]:
@@ -172,13 +206,18 @@ class SamplerReport:
         return d
 
 
-def build_sampler_report(run: SamplingRun, graphs: dict[str, nx.DiGraph], *, window: int | None = None
-                         ) -> SamplerReport:
+def build_sampler_report(
+    run: SamplingRun, graphs: dict[str, nx.DiGraph], *, window: int | None = None
+) -> SamplerReport:
     """Coverage figures for one run; ``graphs`` maps env name to its tool graph. ``window``:
     plans per coverage window (default: the run's ``SamplerConfig.window``)."""
     window = run.config.window if window is None else window
-    sat = sorted(f"{env}/{n}" for env, g in graphs.items() for n, a in g.nodes(data=True)
-                 if a["node"] == "tool" and a.get("satisfiable"))
+    sat = sorted(
+        f"{env}/{n}"
+        for env, g in graphs.items()
+        for n, a in g.nodes(data=True)
+        if a["node"] == "tool" and a.get("satisfiable")
+    )
     total = sum(1 for g in graphs.values() for _, a in g.nodes(data=True) if a["node"] == "tool")
     kept = run.kept
     tools: Counter = Counter()
@@ -207,21 +246,37 @@ def build_sampler_report(run: SamplingRun, graphs: dict[str, nx.DiGraph], *, win
     if window and len(run.results) >= window:
         for start in range(0, len(run.results) - window + 1, window):
             windows += 1
-            seen = {f"{r.plan.env}/{t}" for r in run.results[start:start + window] if r.ok for t in r.plan.tools}
+            seen = {
+                f"{r.plan.env}/{t}" for r in run.results[start : start + window] if r.ok for t in r.plan.tools
+            }
             for t in sat:
                 if t not in seen:
                     misses[t] += 1
     fails = Counter((r.failure or "").split(":")[0] for r in run.results if not r.ok)
     return SamplerReport(
-        sampler=run.sampler, plans=len(run.results), kept=len(kept),
+        sampler=run.sampler,
+        plans=len(run.results),
+        kept=len(kept),
         success_rate=len(kept) / len(run.results) if run.results else 0.0,
-        sample_seconds=run.sample_seconds, execute_seconds=run.execute_seconds, wall_seconds=run.wall_seconds,
+        sample_seconds=run.sample_seconds,
+        execute_seconds=run.execute_seconds,
+        wall_seconds=run.wall_seconds,
         cpu_seconds=run.cpu_seconds,
-        tools_total=total, satisfiable_tools=len(sat), tools_covered=dict(sorted(tools.items())),
-        uncovered=[t for t in sat if t not in tools], pairs_possible=len(possible),
-        pairs_covered=len(pairs & possible), pairs_seen=len(pairs),
-        chain_length=dict(sorted(chain.items())), branching=dict(sorted(branch.items())),
-        steps=dict(sorted(nsteps.items())), goals_per_plan=dict(sorted(ngoals.items())),
-        per_env=per_env, window=window, windows=windows, window_misses=dict(sorted(misses.items())),
-        state_changing=sum(1 for r in kept if r.changed_state), failures=dict(fails.most_common(10)),
+        tools_total=total,
+        satisfiable_tools=len(sat),
+        tools_covered=dict(sorted(tools.items())),
+        uncovered=[t for t in sat if t not in tools],
+        pairs_possible=len(possible),
+        pairs_covered=len(pairs & possible),
+        pairs_seen=len(pairs),
+        chain_length=dict(sorted(chain.items())),
+        branching=dict(sorted(branch.items())),
+        steps=dict(sorted(nsteps.items())),
+        goals_per_plan=dict(sorted(ngoals.items())),
+        per_env=per_env,
+        window=window,
+        windows=windows,
+        window_misses=dict(sorted(misses.items())),
+        state_changing=sum(1 for r in kept if r.changed_state),
+        failures=dict(fails.most_common(10)),
     )

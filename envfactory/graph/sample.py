@@ -54,8 +54,9 @@ class Coverage:
             self.pairs[(plan.env, a, b)] += 1
 
 
-def build_contexts(envs: Sequence[Any], graphs: dict[str, nx.DiGraph] | None, config: SamplerConfig
-                   ) -> list[EnvContext]:
+def build_contexts(
+    envs: Sequence[Any], graphs: dict[str, nx.DiGraph] | None, config: SamplerConfig
+) -> list[EnvContext]:
     """One ``EnvContext`` per environment; ``SampleError`` when none has a tool to plan on."""
     ctxs = [EnvContext(e, (graphs or {}).get(e.spec.name), dry_run_cache=config.dry_run_cache) for e in envs]
     if not any(c.spec.tools for c in ctxs):
@@ -76,8 +77,15 @@ class TopologySampler:
 
     name = "topology"
 
-    def __init__(self, envs: Sequence[Any], *, seed: int = 0, config: SamplerConfig | None = None,
-                 graphs: dict[str, nx.DiGraph] | None = None, coverage: Coverage | None = None):
+    def __init__(
+        self,
+        envs: Sequence[Any],
+        *,
+        seed: int = 0,
+        config: SamplerConfig | None = None,
+        graphs: dict[str, nx.DiGraph] | None = None,
+        coverage: Coverage | None = None,
+    ):
         self.seed = seed
         self.config = config or SamplerConfig()
         self.rng = random.Random(seed)
@@ -101,10 +109,17 @@ class TopologySampler:
         if not window:
             return []
         left = window - (self._count % window)
-        due = [(c.name, t.name) for c in self.ctxs for t in c.spec.tools
-               if (c.name, t.name) not in self._window_seen and (c.name, t.name) not in exclude
-               and (self.coverage.tools[(c.name, t.name)] > 0
-                    or self.coverage.attempts[(c.name, t.name)] < self.config.max_failed_attempts)]
+        due = [
+            (c.name, t.name)
+            for c in self.ctxs
+            for t in c.spec.tools
+            if (c.name, t.name) not in self._window_seen
+            and (c.name, t.name) not in exclude
+            and (
+                self.coverage.tools[(c.name, t.name)] > 0
+                or self.coverage.attempts[(c.name, t.name)] < self.config.max_failed_attempts
+            )
+        ]
         # aim only in the window's last stretch: two plans per missing tool, plus slack
         return due if due and left <= 2 * len(due) + 10 else []
 
@@ -117,11 +132,15 @@ class TopologySampler:
                 out.append((c, t, (1.0 + n) ** -self.config.alpha))
         return out
 
-    def _pick_goal(self, exclude: set[tuple[str, str]] = frozenset(), *, use_window: bool = False
-                   ) -> tuple[EnvContext, ToolSpec]:
+    def _pick_goal(
+        self, exclude: set[tuple[str, str]] = frozenset(), *, use_window: bool = False
+    ) -> tuple[EnvContext, ToolSpec]:
         due = set(self._window_due(exclude)) if use_window else set()
-        cands = [(c, t, w) for c, t, w in self.goal_weights() if (c.name, t.name) not in exclude
-                 and (not due or (c.name, t.name) in due)]
+        cands = [
+            (c, t, w)
+            for c, t, w in self.goal_weights()
+            if (c.name, t.name) not in exclude and (not due or (c.name, t.name) in due)
+        ]
         if not cands:
             raise SampleError("every tool failed to ground; is the environment empty?")
         c, t, _ = self.rng.choices(cands, weights=[w for *_, w in cands])[0]
@@ -163,9 +182,17 @@ class TopologySampler:
 
     def _finish(self, ctx: EnvContext, draft: PlanDraft) -> Plan:
         steps, goals = order_plan(draft.steps, draft.goal_steps, ctx.writes)
-        plan = Plan(env=ctx.name, domain=ctx.spec.domain, steps=steps,
-                    goal_tools=[steps[i].tool for i in goals], goal_steps=goals,
-                    user_facts=draft.facts, sampler=self.name, seed=self.seed, index=self._count)
+        plan = Plan(
+            env=ctx.name,
+            domain=ctx.spec.domain,
+            steps=steps,
+            goal_tools=[steps[i].tool for i in goals],
+            goal_steps=goals,
+            user_facts=draft.facts,
+            sampler=self.name,
+            seed=self.seed,
+            index=self._count,
+        )
         self._count += 1
         window = self.config.window
         if window and self._count % window == 0:

@@ -27,8 +27,11 @@ class StateIndex:
         self.by_pk: dict[str, dict[Any, dict[str, Any]]] = {}
         for e in spec.entities:
             cols = [f.name for f in e.fields]
-            conv = [(i, f.type) for i, f in enumerate(e.fields)
-                    if f.type in (FieldType.boolean, FieldType.object, FieldType.array)]
+            conv = [
+                (i, f.type)
+                for i, f in enumerate(e.fields)
+                if f.type in (FieldType.boolean, FieldType.object, FieldType.array)
+            ]
             sql = f"SELECT {', '.join(_q(c) for c in cols)} FROM {_q(e.name)} ORDER BY {_q(e.primary_key)} LIMIT {max_rows}"
             out = []
             for r in session.query(sql):
@@ -64,7 +67,9 @@ class StateIndex:
         parent = self.by_pk.get(target, {}).get(row.get(fk)) if target else None
         return None if parent is None else parent.get(fname)
 
-    def check(self, entity: str, row: dict[str, Any], conds: list[Condition], args: dict[str, Any] | None = None) -> bool:
+    def check(
+        self, entity: str, row: dict[str, Any], conds: list[Condition], args: dict[str, Any] | None = None
+    ) -> bool:
         """Whether ``row`` passes the conditions (value_param ones only when ``args`` has them)."""
         for c in conds:
             if c.value_param is not None:
@@ -77,7 +82,9 @@ class StateIndex:
                 return False
         return True
 
-    def candidates(self, tool: ToolSpec, *, fk: str | None = None, deletable: bool = False) -> list[dict[str, Any]]:
+    def candidates(
+        self, tool: ToolSpec, *, fk: str | None = None, deletable: bool = False
+    ) -> list[dict[str, Any]]:
         """Rows a tool can act on: its own entity's rows (``fk=None``) or rows referenced by
         its foreign-key field ``fk``, passing the preconditions that need no argument."""
         key = (tool.name, fk, deletable)
@@ -93,8 +100,11 @@ class StateIndex:
                 rows = [r for r in rows if r[ent.primary_key] not in refd]
         else:
             target = ent.field(fk).ref
-            conds = [Condition(field=c.field.split(".", 1)[1], op=c.op, value=c.value)
-                     for c in tool.preconditions if c.value_param is None and c.field.startswith(fk + ".")]
+            conds = [
+                Condition(field=c.field.split(".", 1)[1], op=c.op, value=c.value)
+                for c in tool.preconditions
+                if c.value_param is None and c.field.startswith(fk + ".")
+            ]
             rows = [r for r in self.rows[target] if self.check(target, r, conds)]
         self._cache[key] = rows
         return rows

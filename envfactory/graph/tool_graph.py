@@ -25,14 +25,14 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import networkx as nx
 
 from ..errors import SpecError
-from ..spec import compare
-from ..spec import Condition, EntitySpec, EnvSpec, FieldType, ParamSpec, ToolKind, ToolSpec
+from ..spec import Condition, EntitySpec, EnvSpec, FieldType, ParamSpec, ToolKind, ToolSpec, compare
 
 __all__ = [
     "GRAPH_FILE",
@@ -75,8 +75,12 @@ def classify_param(spec: EnvSpec, tool: ToolSpec, p: ParamSpec) -> tuple[str, st
         known = {e.name for e in spec.entities}
         return "discover", "internal identifier", guess if guess in known else None
     kind = {
-        FieldType.enum: "choice", FieldType.boolean: "yes/no choice", FieldType.date: "date",
-        FieldType.datetime: "date and time", FieldType.integer: "number", FieldType.number: "amount",
+        FieldType.enum: "choice",
+        FieldType.boolean: "yes/no choice",
+        FieldType.date: "date",
+        FieldType.datetime: "date and time",
+        FieldType.integer: "number",
+        FieldType.number: "amount",
     }.get(p.type, "text")
     return "user", f"{kind} a person can state", None
 
@@ -98,7 +102,9 @@ def _compatible(a: FieldType, b: FieldType) -> bool:
     return a == b or any(a in g and b in g for g in (_NUMERIC, _TEXTUAL, _TIME))
 
 
-def _similarity(p: ParamSpec, pdesc: str, fname: str, ftype: FieldType, fenum: list[str] | None, fdesc: str) -> float:
+def _similarity(
+    p: ParamSpec, pdesc: str, fname: str, ftype: FieldType, fenum: list[str] | None, fdesc: str
+) -> float:
     if not _compatible(p.type, ftype):
         return 0.0
     if p.enum and fenum and not set(p.enum) & set(fenum):
@@ -124,8 +130,9 @@ def _path_target(spec: EnvSpec, ent: EntitySpec, path: str) -> tuple[str, str]:
 _compare = compare  # precondition semantics shared with the runtime (envfactory.spec.compare)
 
 
-def _effect_satisfies(spec: EnvSpec, producer: ToolSpec, ef_field_entity: str, ef_field: str,
-                      cond: Condition) -> tuple[bool, str] | None:
+def _effect_satisfies(
+    spec: EnvSpec, producer: ToolSpec, ef_field_entity: str, ef_field: str, cond: Condition
+) -> tuple[bool, str] | None:
     """Whether one of ``producer``'s writes can make ``cond`` (on entity.field) true."""
     pent = spec.entity(producer.entity)
     for ef in producer.effects:
@@ -138,7 +145,11 @@ def _effect_satisfies(spec: EnvSpec, producer: ToolSpec, ef_field_entity: str, e
             continue
         if ef.param is not None:
             p = producer.param(ef.param)
-            if p.enum and cond.value_param is None and not any(_compare(v, cond.op, cond.value) for v in p.enum):
+            if (
+                p.enum
+                and cond.value_param is None
+                and not any(_compare(v, cond.op, cond.value) for v in p.enum)
+            ):
                 continue
             return True, f"may set {e_ent}.{e_field} from {ef.param}"
         if ef.increment is not None or ef.increment_param or ef.increment_from:
@@ -148,7 +159,11 @@ def _effect_satisfies(spec: EnvSpec, producer: ToolSpec, ef_field_entity: str, e
     if producer.kind in (ToolKind.create, ToolKind.update) and ef_field_entity == producer.entity:
         for p in producer.params:
             if p.field == ef_field and not p.key:
-                if p.enum and cond.value_param is None and not any(_compare(v, cond.op, cond.value) for v in p.enum):
+                if (
+                    p.enum
+                    and cond.value_param is None
+                    and not any(_compare(v, cond.op, cond.value) for v in p.enum)
+                ):
                     continue
                 return True, f"may set {ef_field_entity}.{ef_field} from {p.name}"
     return None
@@ -164,7 +179,9 @@ def created_row_preview(spec: EnvSpec, creator: ToolSpec) -> dict[str, Any]:
     return row
 
 
-def _fresh_row_satisfies(spec: EnvSpec, creator: ToolSpec, consumer: ToolSpec, via_fk: str | None) -> bool | None:
+def _fresh_row_satisfies(
+    spec: EnvSpec, creator: ToolSpec, consumer: ToolSpec, via_fk: str | None
+) -> bool | None:
     """Does a row just created by ``creator`` pass ``consumer``'s preconditions on it?"""
     row = created_row_preview(spec, creator)
     written = {p.field for p in creator.params if p.field}
@@ -199,14 +216,35 @@ def build_tool_graph(spec: EnvSpec, *, weak_threshold: float = WEAK_THRESHOLD) -
     ents = {e.name: e for e in spec.entities}
     outputs = {t.name: tool_outputs(spec, t) for t in spec.tools}
     for t in spec.tools:
-        g.add_node(t.name, node="tool", env=spec.name, tool=t.name, tool_kind=t.kind.value,
-                   entity=t.entity, writes=t.writes, description=t.description)
+        g.add_node(
+            t.name,
+            node="tool",
+            env=spec.name,
+            tool=t.name,
+            tool_kind=t.kind.value,
+            entity=t.entity,
+            writes=t.writes,
+            description=t.description,
+        )
         for p in t.params:
             source, reason, target = classify_param(spec, t, p)
             pid = f"{t.name}.{p.name}"
-            g.add_node(pid, node="param", env=spec.name, tool=t.name, param=p.name, type=p.type.value,
-                       required=p.required, key=p.key, field=p.field, op=p.op, source=source,
-                       reason=reason, entity=target, description=p.description)
+            g.add_node(
+                pid,
+                node="param",
+                env=spec.name,
+                tool=t.name,
+                param=p.name,
+                type=p.type.value,
+                required=p.required,
+                key=p.key,
+                field=p.field,
+                op=p.op,
+                source=source,
+                reason=reason,
+                entity=target,
+                description=p.description,
+            )
             g.add_edge(pid, t.name, edge="input", required=p.required)
 
     # supplies: strong (relations, id types) first, weak (similarity) where no strong edge.
@@ -220,16 +258,36 @@ def build_tool_graph(spec: EnvSpec, *, weak_threshold: float = WEAK_THRESHOLD) -
                     if u.name == t.name or not outputs[u.name]:
                         continue
                     uent = ents[u.entity]
-                    if u.entity == target and pk in outputs[u.name] and u.kind in (ToolKind.list, ToolKind.create):
-                        g.add_edge(u.name, pid, edge="supplies", strength="strong", via="pk",
-                                   output_field=pk, output_fields=[pk], score=1.0)
+                    if (
+                        u.entity == target
+                        and pk in outputs[u.name]
+                        and u.kind in (ToolKind.list, ToolKind.create)
+                    ):
+                        g.add_edge(
+                            u.name,
+                            pid,
+                            edge="supplies",
+                            strength="strong",
+                            via="pk",
+                            output_field=pk,
+                            output_fields=[pk],
+                            score=1.0,
+                        )
                         continue
                     fks = [f for f in outputs[u.name] if uent.field(f).ref == target]
                     if fks and u.entity != target:
                         # a field named like the parameter is the likelier one (origin vs destination)
                         fks = sorted(fks, key=lambda f: f not in (p.name, p.field))
-                        g.add_edge(u.name, pid, edge="supplies", strength="strong", via="fk",
-                                   output_field=fks[0], output_fields=fks, score=1.0)
+                        g.add_edge(
+                            u.name,
+                            pid,
+                            edge="supplies",
+                            strength="strong",
+                            via="fk",
+                            output_field=fks[0],
+                            output_fields=fks,
+                            score=1.0,
+                        )
             if target in ents:
                 continue  # the spec's relations say where this id comes from
             for u in spec.tools:
@@ -246,8 +304,16 @@ def build_tool_graph(spec: EnvSpec, *, weak_threshold: float = WEAK_THRESHOLD) -
                     if s > best:
                         best, best_f = s, fname
                 if best_f is not None and best >= weak_threshold:
-                    g.add_edge(u.name, pid, edge="supplies", strength="weak", via="similar",
-                               output_field=best_f, output_fields=[best_f], score=best)
+                    g.add_edge(
+                        u.name,
+                        pid,
+                        edge="supplies",
+                        strength="weak",
+                        via="similar",
+                        output_field=best_f,
+                        output_fields=[best_f],
+                        score=best,
+                    )
 
     # state: entities created, field values set that preconditions ask for.
     for t in spec.tools:
@@ -279,8 +345,9 @@ def build_tool_graph(spec: EnvSpec, *, weak_threshold: float = WEAK_THRESHOLD) -
                 if hit and hit[1] not in reasons:
                     reasons.append(hit[1])
             if reasons:
-                g.add_edge(u.name, t.name, edge="state", reasons=reasons, creates=creates,
-                           satisfies=satisfies)
+                g.add_edge(
+                    u.name, t.name, edge="state", reasons=reasons, creates=creates, satisfies=satisfies
+                )
     _annotate_depth(g, spec)
     return g
 
@@ -320,8 +387,12 @@ def build_domain_graph(specs: Iterable[EnvSpec], *, weak_threshold: float = WEAK
     """
     specs = list(specs)
     domains = sorted({s.domain for s in specs})
-    g = nx.DiGraph(domain=domains[0] if len(domains) == 1 else ",".join(domains), kind="domain_graph",
-                   version=1, envs=[s.name for s in specs])
+    g = nx.DiGraph(
+        domain=domains[0] if len(domains) == 1 else ",".join(domains),
+        kind="domain_graph",
+        version=1,
+        envs=[s.name for s in specs],
+    )
     seen: set[str] = set()
     for s in specs:
         if s.name in seen:
@@ -333,8 +404,11 @@ def build_domain_graph(specs: Iterable[EnvSpec], *, weak_threshold: float = WEAK
     params = [(n, a) for n, a in g.nodes(data=True) if a["node"] == "param" and a["source"] == "user"]
     for n1, a1 in params:
         for n2, a2 in params:
-            if a1["env"] < a2["env"] and a1["param"] == a2["param"] and _compatible(
-                    FieldType(a1["type"]), FieldType(a2["type"])):
+            if (
+                a1["env"] < a2["env"]
+                and a1["param"] == a2["param"]
+                and _compatible(FieldType(a1["type"]), FieldType(a2["type"]))
+            ):
                 g.add_edge(n1, n2, edge="shared_fact", strength="weak")
     return g
 

@@ -4,7 +4,8 @@ other inputs filled with values drawn at random from the state."""
 from __future__ import annotations
 
 import random
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import networkx as nx
 
@@ -24,8 +25,15 @@ class RandomWalkSampler:
 
     name = "random_walk"
 
-    def __init__(self, envs: Sequence[Any], *, seed: int = 0, config: SamplerConfig | None = None,
-                 graphs: dict[str, nx.DiGraph] | None = None, coverage: Coverage | None = None):
+    def __init__(
+        self,
+        envs: Sequence[Any],
+        *,
+        seed: int = 0,
+        config: SamplerConfig | None = None,
+        graphs: dict[str, nx.DiGraph] | None = None,
+        coverage: Coverage | None = None,
+    ):
         self.seed = seed
         self.config = config or SamplerConfig()
         self.rng = random.Random(seed)
@@ -70,8 +78,11 @@ class RandomWalkSampler:
 
     def sample(self) -> Plan:
         ctx = self.rng.choice([c for c in self.ctxs if c.spec.tools])
-        starts = [t for t in ctx.spec.tools
-                  if all(ctx.source(t.name, p.name) == "user" for p in t.params if p.required)]
+        starts = [
+            t
+            for t in ctx.spec.tools
+            if all(ctx.source(t.name, p.name) == "user" for p in t.params if p.required)
+        ]
         if not starts:
             raise SampleError(f"{ctx.name}: every tool needs an input that only another tool finds")
         tool = self.rng.choice(starts)
@@ -89,16 +100,28 @@ class RandomWalkSampler:
             t = ctx.tools[ctx.graph.nodes[pid]["tool"]]
             pname = ctx.graph.nodes[pid]["param"]
             i = len(steps) - 1
-            path = ["items", 0, a["output_field"]] if ctx.tools[cur].kind == ToolKind.list else [a["output_field"]]
+            path = (
+                ["items", 0, a["output_field"]]
+                if ctx.tools[cur].kind == ToolKind.list
+                else [a["output_field"]]
+            )
             args = {pname: [ref(i, *path)] if t.param(pname).op == "in" else ref(i, *path)}
             for p in t.params:
                 if p.required and p.name not in args:
                     args[p.name] = self._value(ctx, t, p, facts)
             steps.append(Step(t.name, args, [i], "discover"))
         steps[-1].role = "goal"
-        plan = Plan(env=ctx.name, domain=ctx.spec.domain, steps=steps, goal_tools=[steps[-1].tool],
-                    goal_steps=[len(steps) - 1], user_facts=facts, sampler=self.name, seed=self.seed,
-                    index=self._count)
+        plan = Plan(
+            env=ctx.name,
+            domain=ctx.spec.domain,
+            steps=steps,
+            goal_tools=[steps[-1].tool],
+            goal_steps=[len(steps) - 1],
+            user_facts=facts,
+            sampler=self.name,
+            seed=self.seed,
+            index=self._count,
+        )
         self._count += 1
         self.coverage.add(plan)
         return plan

@@ -39,9 +39,6 @@ if TYPE_CHECKING:
         build_chat_model,
         load_model_config,
     )
-    from .registry import (
-        BACKENDS,
-    )
     from .local import (
         LOCAL_MODEL_NAME,
         LocalModelServer,
@@ -49,6 +46,9 @@ if TYPE_CHECKING:
     )
     from .openai_compat import (
         OpenAICompatModel,
+    )
+    from .registry import (
+        BACKENDS,
     )
     from .scripted import (
         Delay,

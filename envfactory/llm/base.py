@@ -122,7 +122,9 @@ class ChatMessage(BaseModel):
             calls = []
             for i, c in enumerate(raw_calls):
                 fn = c.get("function") or {}
-                calls.append(ToolCall.from_raw(c.get("id") or f"call_{i}", fn.get("name") or "", fn.get("arguments")))
+                calls.append(
+                    ToolCall.from_raw(c.get("id") or f"call_{i}", fn.get("name") or "", fn.get("arguments"))
+                )
         content = data.get("content")
         if isinstance(content, list):  # content parts: keep the text
             content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
@@ -167,9 +169,13 @@ def normalize_messages(messages: Sequence[MessageLike]) -> list[ChatMessage]:
             out.append(m)
         elif isinstance(m, Mapping):
             try:
-                out.append(ChatMessage.from_openai(m) if m.get("tool_calls") else ChatMessage.model_validate(dict(m)))
+                out.append(
+                    ChatMessage.from_openai(m) if m.get("tool_calls") else ChatMessage.model_validate(dict(m))
+                )
             except ValidationError as e:
-                raise ModelError(f"chat message #{i} is invalid: {e.errors()[0]['msg']} ({dict(m)!r:.200})") from e
+                raise ModelError(
+                    f"chat message #{i} is invalid: {e.errors()[0]['msg']} ({dict(m)!r:.200})"
+                ) from e
         else:
             raise ModelError(f"a chat message must be a ChatMessage or a dict, got {type(m).__name__}")
     return out
@@ -250,7 +256,9 @@ class ChatRequest(BaseModel):
             try:
                 return cls.model_validate(data)
             except ValidationError as e:
-                raise ModelError(f"invalid chat request: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}") from e
+                raise ModelError(
+                    f"invalid chat request: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}"
+                ) from e
         return cls(messages=normalize_messages(value))
 
     def kwargs(self) -> dict[str, Any]:

@@ -105,8 +105,9 @@ class LocalModelServer:
         if self.port == 0:
             self.port = _free_port(self.host)
         self._log = tempfile.NamedTemporaryFile(prefix="envfactory-llama-", suffix=".log")
-        self._proc = subprocess.Popen(self.command(gguf), stdout=self._log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL)
+        self._proc = subprocess.Popen(
+            self.command(gguf), stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
         self._wait_ready()
         return self
 
@@ -117,7 +118,9 @@ class LocalModelServer:
         while time.monotonic() < deadline:
             assert self._proc is not None
             if self._proc.poll() is not None:
-                raise ModelError(f"the llama.cpp server exited with code {self._proc.returncode}: {self.log_tail()}")
+                raise ModelError(
+                    f"the llama.cpp server exited with code {self._proc.returncode}: {self.log_tail()}"
+                )
             try:
                 if httpx.get(f"{self.base_url}/models", timeout=2.0).status_code == 200:
                     return
@@ -125,7 +128,9 @@ class LocalModelServer:
                 pass
             time.sleep(0.25)
         self.stop()
-        raise ModelError(f"the llama.cpp server did not answer within {self.startup_timeout:.0f} s: {self.log_tail()}")
+        raise ModelError(
+            f"the llama.cpp server did not answer within {self.startup_timeout:.0f} s: {self.log_tail()}"
+        )
 
     def log_tail(self, lines: int = 5) -> str:
         if self._log is None:

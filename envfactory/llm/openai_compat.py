@@ -142,7 +142,9 @@ class OpenAICompatModel:
         self._async_client = async_client
         self._async_transport = async_transport
         self._thread_slots = threading.BoundedSemaphore(self.concurrency)
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+            weakref.WeakKeyDictionary()
+        )
         self._loops_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -203,8 +205,16 @@ class OpenAICompatModel:
                 latency_s=time.perf_counter() - started,
                 model=data.get("model") or self.model,
             )
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:  # pydantic's too (a ValueError)
-            raise ModelError(f"{self._url('chat/completions')}: unusable reply ({e!r}): {response.text[:300]}") from e
+        except (
+            ValueError,
+            KeyError,
+            IndexError,
+            TypeError,
+            AttributeError,
+        ) as e:  # pydantic's too (a ValueError)
+            raise ModelError(
+                f"{self._url('chat/completions')}: unusable reply ({e!r}): {response.text[:300]}"
+            ) from e
 
     def _url(self, path: str) -> str:
         return f"{self.base_url}/{path}"
@@ -233,11 +243,15 @@ class OpenAICompatModel:
 
     def _fail(self, started: float, attempts: int, error: str) -> ModelError:
         message = f"POST {self._url('chat/completions')} gave up after {attempts} attempts: {error}"
-        self.ledger.record_failure(self.model, message, latency_s=time.perf_counter() - started, attempts=attempts)
+        self.ledger.record_failure(
+            self.model, message, latency_s=time.perf_counter() - started, attempts=attempts
+        )
         return ModelError(message)
 
     def _record_immediate_failure(self, started: float, attempts: int, e: ModelError) -> None:
-        self.ledger.record_failure(self.model, str(e), latency_s=time.perf_counter() - started, attempts=attempts)
+        self.ledger.record_failure(
+            self.model, str(e), latency_s=time.perf_counter() - started, attempts=attempts
+        )
 
     # --- sync -------------------------------------------------------------------------------
 
@@ -278,7 +292,9 @@ class OpenAICompatModel:
                 raise self._fail(started, attempts, outcome.error)
             _sleep(self._wait(attempts, outcome.retry_after))
 
-    def batch(self, requests: Sequence[ChatRequest | Mapping[str, Any]], *, return_exceptions: bool = True) -> list[ChatResponse | ModelError]:
+    def batch(
+        self, requests: Sequence[ChatRequest | Mapping[str, Any]], *, return_exceptions: bool = True
+    ) -> list[ChatResponse | ModelError]:
         """Run many requests from threads, at most ``concurrency`` at a time, in order.
 
         A failed request is a ``ModelError`` in its slot (or raised, when
@@ -324,14 +340,20 @@ class OpenAICompatModel:
         try:
             r = self._client.get(url, headers=self._headers, timeout=min(timeout, self.timeout))
         except httpx.TimeoutException as e:
-            raise ModelError(f"{self.base_url} did not answer GET /models within {min(timeout, self.timeout):g} s "
-                             f"({type(e).__name__}); is the server up and is --base-url right?") from e
+            raise ModelError(
+                f"{self.base_url} did not answer GET /models within {min(timeout, self.timeout):g} s "
+                f"({type(e).__name__}); is the server up and is --base-url right?"
+            ) from e
         except httpx.TransportError as e:
-            raise ModelError(f"cannot reach {self.base_url}: {type(e).__name__}: {e}; is the server running "
-                             "(e.g. vllm serve MODEL) and is --base-url right?") from e
+            raise ModelError(
+                f"cannot reach {self.base_url}: {type(e).__name__}: {e}; is the server running "
+                "(e.g. vllm serve MODEL) and is --base-url right?"
+            ) from e
         if r.status_code in (401, 403):
-            raise ModelError(f"GET {url}: HTTP {r.status_code}: {_server_message(r)}; check the API key "
-                             "(--api-key or $OPENAI_API_KEY)")
+            raise ModelError(
+                f"GET {url}: HTTP {r.status_code}: {_server_message(r)}; check the API key "
+                "(--api-key or $OPENAI_API_KEY)"
+            )
         if r.status_code in (404, 405):
             return None
         if r.status_code >= 400:
@@ -363,7 +385,9 @@ class OpenAICompatModel:
                 if self._async_client is not None:
                     client, owned = self._async_client, False
                 else:
-                    client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), transport=self._async_transport)
+                    client = httpx.AsyncClient(
+                        timeout=httpx.Timeout(self.timeout), transport=self._async_transport
+                    )
                     owned = True
                 state = _LoopState(client=client, semaphore=asyncio.Semaphore(self.concurrency), owned=owned)
                 self._loops[loop] = state

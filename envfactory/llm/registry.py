@@ -49,7 +49,7 @@ def _vllm(config: ModelConfig, ledger: UsageLedger) -> ChatModel:
 
 
 BACKENDS: dict[str, BackendFactory] = {
-    "none": _none,      # the default: every call raises ModelError saying how to configure a model
+    "none": _none,  # the default: every call raises ModelError saying how to configure a model
     "openai": _openai,  # an OpenAI-compatible HTTP endpoint (vllm serve)
-    "vllm": _vllm,      # vLLM in-process (the vllm extra)
+    "vllm": _vllm,  # vLLM in-process (the vllm extra)
 }

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Union
+from typing import Any
 
 __all__ = [
     "Delay",
@@ -91,8 +91,8 @@ class Delay:
 
 # A callable step receives the request's JSON body and returns a step (or a bare string,
 # short for Reply(content=...)).
-Responder = Callable[[dict[str, Any]], Union[Reply, ErrorReply, Delay, str]]
-Step = Union[Reply, ErrorReply, Delay, str, Responder]
+Responder = Callable[[dict[str, Any]], Reply | ErrorReply | Delay | str]
+Step = Reply | ErrorReply | Delay | str | Responder
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,10 @@ class ScriptedOpenAIServer:
         httpd.daemon_threads = True
         self._httpd = httpd
         self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-openai-server", daemon=True
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="scripted-openai-server",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -282,7 +285,11 @@ class ScriptedOpenAIServer:
                 try:
                     step = step(request)
                 except Exception as e:  # a broken responder is the test's bug: say so over HTTP
-                    return 500, {}, {"error": {"message": f"scripted responder raised {type(e).__name__}: {e}"}}
+                    return (
+                        500,
+                        {},
+                        {"error": {"message": f"scripted responder raised {type(e).__name__}: {e}"}},
+                    )
                 continue
             return 500, {}, {"error": {"message": f"not a script step: {step!r}"}}
         return 500, {}, {"error": {"message": "scripted responder nested too deeply"}}
@@ -295,7 +302,11 @@ class ScriptedOpenAIServer:
                 c = ScriptedToolCall(*c)
             args = c.arguments if isinstance(c.arguments, str) else json.dumps(dict(c.arguments))
             calls.append(
-                {"id": c.id or f"call_{n}_{i}", "type": "function", "function": {"name": c.name, "arguments": args}}
+                {
+                    "id": c.id or f"call_{n}_{i}",
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": args},
+                }
             )
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if calls:
@@ -303,7 +314,11 @@ class ScriptedOpenAIServer:
         if reply.usage is None:
             prompt = count_tokens_roughly(_prompt_text(request))
             completion = count_tokens_roughly((reply.content or "") + " ".join(json.dumps(c) for c in calls))
-            usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+            usage = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
         elif isinstance(reply.usage, Mapping):
             usage = dict(reply.usage)
         else:
@@ -355,7 +370,9 @@ class _Handler(BaseHTTPRequestHandler):
                 200,
                 {
                     "object": "list",
-                    "data": [{"id": srv.model, "object": "model", "created": CREATED, "owned_by": "scripted"}],
+                    "data": [
+                        {"id": srv.model, "object": "model", "created": CREATED, "owned_by": "scripted"}
+                    ],
                 },
             )
         else:
@@ -375,7 +392,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             srv._record(RecordedRequest("POST", self.path, dict(self.headers), body, None))
-            self._send(400, {"error": {"message": "request body must be a JSON object with a 'messages' list"}})
+            self._send(
+                400, {"error": {"message": "request body must be a JSON object with a 'messages' list"}}
+            )
             return
         index, step = srv._take_step()
         srv._record(RecordedRequest("POST", self.path, dict(self.headers), body, index))

@@ -61,7 +61,9 @@ def _call_from_json(raw: str, index: int) -> ToolCall:
     try:
         obj = json.loads(raw)
     except json.JSONDecodeError as e:
-        return ToolCall(id=call_id, name="", raw_arguments=raw, parse_error=f"tool call is not valid JSON: {e}")
+        return ToolCall(
+            id=call_id, name="", raw_arguments=raw, parse_error=f"tool call is not valid JSON: {e}"
+        )
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
         return ToolCall(id=call_id, name="", raw_arguments=raw, parse_error="tool call has no 'name'")
     args = obj.get("arguments", obj.get("parameters", {}))
@@ -96,7 +98,11 @@ class VLLMModel:
             raise ModelError(f"vLLM could not load {model!r}: {type(e).__name__}: {e}") from e
 
     def _sampling_params(
-        self, temperature: float | None, max_tokens: int | None, seed: int | None, response_format: Mapping[str, Any] | None
+        self,
+        temperature: float | None,
+        max_tokens: int | None,
+        seed: int | None,
+        response_format: Mapping[str, Any] | None,
     ) -> Any:
         kwargs: dict[str, Any] = {}
         temperature = self.temperature if temperature is None else temperature
@@ -144,7 +150,9 @@ class VLLMModel:
         try:
             params = self._sampling_params(temperature, max_tokens, seed, response_format)
             with self._lock:
-                outputs = self._llm.chat(msgs, sampling_params=params, tools=openai_tools or None, use_tqdm=False)
+                outputs = self._llm.chat(
+                    msgs, sampling_params=params, tools=openai_tools or None, use_tqdm=False
+                )
             out = outputs[0]
             gen = out.outputs[0]
         except ModelError as e:

@@ -48,16 +48,26 @@ class ExplorerAgentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_validation_rounds: int = Field(default=2, ge=0, le=10, description="Invalid replies sent back per step.")
-    max_repair_rounds: int = Field(default=2, ge=0, le=10, description="Rounds of check failures sent back per env.")
-    max_sections: int = Field(default=24, ge=1, description="Sections read per environment; the rest are skipped.")
-    section_chars: int = Field(default=12000, ge=200, description="Character budget of one section's operations.")
+    max_validation_rounds: int = Field(
+        default=2, ge=0, le=10, description="Invalid replies sent back per step."
+    )
+    max_repair_rounds: int = Field(
+        default=2, ge=0, le=10, description="Rounds of check failures sent back per env."
+    )
+    max_sections: int = Field(
+        default=24, ge=1, description="Sections read per environment; the rest are skipped."
+    )
+    section_chars: int = Field(
+        default=12000, ge=200, description="Character budget of one section's operations."
+    )
     operation_chars: int = Field(default=3000, ge=200, description="Character budget of one operation.")
     temperature: float | None = Field(default=0.0, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1)
     json_mode: bool = Field(default=True, description='Send response_format={"type": "json_object"}.')
     verify: bool = Field(default=True, description="Also run verify_and_repair in each check.")
-    max_model_calls: int | None = Field(default=None, ge=1, description="Budget of model calls for the whole run.")
+    max_model_calls: int | None = Field(
+        default=None, ge=1, description="Budget of model calls for the whole run."
+    )
     seed: int = 0
 
 
@@ -66,7 +76,16 @@ class TranscriptEntry(BaseModel):
 
     env: str
     step: str
-    kind: Literal["invalid_reply", "repair_request", "accepted", "gave_up", "model_error", "budget_exhausted", "unresolved", "fallback"]
+    kind: Literal[
+        "invalid_reply",
+        "repair_request",
+        "accepted",
+        "gave_up",
+        "model_error",
+        "budget_exhausted",
+        "unresolved",
+        "fallback",
+    ]
     message: str
 
 
@@ -92,13 +111,18 @@ class EnvAgentOutcome(BaseModel):
 def _verification_failures(spec: EnvSpec, verified: EnvSpec | None, report: VerificationReport) -> list[str]:
     """What verify_and_repair found, for the model: per dropped tool its reason, or why the
     whole environment was rejected."""
-    reasons = {x["tool"]: _clip(x.get("reason") or "", _MAX_FAILURE_CHARS) for x in report.excluded if x.get("tool")}
+    reasons = {
+        x["tool"]: _clip(x.get("reason") or "", _MAX_FAILURE_CHARS) for x in report.excluded if x.get("tool")
+    }
     env_messages = [_clip(m, _MAX_FAILURE_CHARS) for m in report.env_messages]
     if verified is None:
         detail = "; ".join(env_messages + [f"{t}: {r}" for t, r in reasons.items()])
         return [f"verification rejected the environment: {detail or 'no tool passed'}"]
     dropped = sorted({t.name for t in spec.tools} - {t.name for t in verified.tools})
-    out = [f"{name}: failed verification and was dropped: {reasons.get(name) or 'no reason given'}" for name in dropped]
+    out = [
+        f"{name}: failed verification and was dropped: {reasons.get(name) or 'no reason given'}"
+        for name in dropped
+    ]
     return out + [f"environment: {m}" for m in env_messages] if out else []
 
 
@@ -141,7 +165,6 @@ _WHOLE_DRAFT = DocSection(
     operation_keys=(),
     text="(no documentation section maps to this environment: improve the draft from its own content)",
 )
-
 
 
 # --- the graph --------------------------------------------------------------------------------
@@ -187,7 +210,11 @@ class _EnvRun:
         self.draft, self.model, self.config, self.ledger = draft, model, config, ledger
         self.system = system
         self.budget = budget  # [model calls left for the whole run]; shared by every environment
-        self.sources = list(dict.fromkeys([*(draft.sources if draft else []), *(s.source for s in sections if s is not _WHOLE_DRAFT)]))
+        self.sources = list(
+            dict.fromkeys(
+                [*(draft.sources if draft else []), *(s.source for s in sections if s is not _WHOLE_DRAFT)]
+            )
+        )
 
     def _entry(self, step: str, kind: str, message: str) -> dict[str, Any]:
         return TranscriptEntry(env=self.name, step=step, kind=kind, message=message).model_dump()
@@ -276,7 +303,10 @@ class _EnvRun:
             }
         tries = state["tries"] + 1
         if tries > self.config.max_validation_rounds:
-            msg = f"no valid spec after {tries} replies; keeping the previous spec. Last errors: " + "; ".join(errors)
+            msg = (
+                f"no valid spec after {tries} replies; keeping the previous spec. Last errors: "
+                + "; ".join(errors)
+            )
             return {"next": after, "transcript": [self._entry(label, "gave_up", msg)]}
         feedback = invalid_reply_prompt(errors)
         return {
@@ -316,7 +346,9 @@ class _EnvRun:
             "repairs": repairs,
             "tries": 0,
             "messages": [{"role": "system", "content": self.system}, {"role": "user", "content": user}],
-            "transcript": [self._entry(label, "repair_request", "\n".join(f"- {f}" for f in outcome.failures))],
+            "transcript": [
+                self._entry(label, "repair_request", "\n".join(f"- {f}" for f in outcome.failures))
+            ],
         }
 
     def finish(self, state: _State) -> _State:
@@ -327,7 +359,9 @@ class _EnvRun:
         failing: list[str] = []
         passing = 0
         if state["accepted"] == 0:
-            reason = "the model produced no valid spec" + (f" ({state['stop_reason']})" if state["stop"] else "")
+            reason = "the model produced no valid spec" + (
+                f" ({state['stop_reason']})" if state["stop"] else ""
+            )
         elif chk is None or not chk.materialized:
             reason = chk.failures[0] if chk and chk.failures else "no spec to check"
         elif chk.final is None:
@@ -344,12 +378,16 @@ class _EnvRun:
             elif self.draft is not None and passing < len(self.draft.tools):
                 draft_passing = _run_checks(self.draft, seed=self.config.seed, verify=False).passing
                 if passing < draft_passing:
-                    reason, final = f"the agent's spec has {passing} tools passing checks, the draft {draft_passing}", None
+                    reason, final = (
+                        f"the agent's spec has {passing} tools passing checks, the draft {draft_passing}",
+                        None,
+                    )
         entries = []
         if failing and reason is None:
             assert chk is not None  # failing tools come only from a check
-            message = f"still failing after {state['repairs']} repair rounds (kept for the verifier): " + "; ".join(
-                f for f in chk.failures if f.split(":", 1)[0] in failing
+            message = (
+                f"still failing after {state['repairs']} repair rounds (kept for the verifier): "
+                + "; ".join(f for f in chk.failures if f.split(":", 1)[0] in failing)
             )
             entries.append(self._entry("finish", "unresolved", message))
         fell_back = False
@@ -357,7 +395,13 @@ class _EnvRun:
             final = self.draft
             fell_back = self.draft is not None
             kind = "fallback" if fell_back else "gave_up"
-            entries.append(self._entry("finish", kind, ("kept the deterministic draft: " if fell_back else "no environment: ") + reason))
+            entries.append(
+                self._entry(
+                    "finish",
+                    kind,
+                    ("kept the deterministic draft: " if fell_back else "no environment: ") + reason,
+                )
+            )
         result = {
             "spec": final,
             "fell_back": fell_back,

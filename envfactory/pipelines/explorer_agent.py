@@ -90,7 +90,10 @@ def _env_name(title: str) -> str:
 def _plan(
     docs: Sequence[ApiDoc], draft: Sequence[EnvSpec] | None, config: ExplorerAgentConfig, warnings: list[str]
 ) -> list[tuple[str, EnvSpec | None, list[DocSection]]]:
-    per_doc = [(doc, build_sections(doc, max_chars=config.section_chars, max_op_chars=config.operation_chars)) for doc in docs]
+    per_doc = [
+        (doc, build_sections(doc, max_chars=config.section_chars, max_op_chars=config.operation_chars))
+        for doc in docs
+    ]
     if not draft:
         plan: list[tuple[str, EnvSpec | None, list[DocSection]]] = []
         seen: set[str] = set()
@@ -156,7 +159,9 @@ def run_explorer_agent(
     for name, env_draft, sections in _plan(docs, draft, config, warnings):
         skipped = max(0, len(sections) - config.max_sections)
         if skipped:
-            warnings.append(f"{name}: read the first {config.max_sections} of {len(sections)} documentation sections")
+            warnings.append(
+                f"{name}: read the first {config.max_sections} of {len(sections)} documentation sections"
+            )
         run = _EnvRun(
             name=name,
             domain=domain,
@@ -197,11 +202,17 @@ def explore_with_agent(
     improves. ``model_config`` is a ``ModelConfig`` (or its fields: ``model``, ``base_url`` ...);
     ``on_result`` receives the full result (cost, fallbacks, transcript) for reporting."""
     try:
-        mc = model_config if isinstance(model_config, ModelConfig) else ModelConfig.model_validate(dict(model_config))
+        mc = (
+            model_config
+            if isinstance(model_config, ModelConfig)
+            else ModelConfig.model_validate(dict(model_config))
+        )
     except ValidationError as e:
         raise ConfigError(f"invalid model settings for the agent explorer: {e.errors()[0]['msg']}") from e
     if mc.backend == "none":
-        raise ConfigError("the agent explorer needs a model: pass --model NAME --base-url URL (an OpenAI-compatible endpoint)")
+        raise ConfigError(
+            "the agent explorer needs a model: pass --model NAME --base-url URL (an OpenAI-compatible endpoint)"
+        )
     config = config or ExplorerAgentConfig()
     docs = [docs] if isinstance(docs, ApiDoc) else list(docs)
     try:

@@ -26,9 +26,9 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from ..errors import ConfigError
 from .build_report import BUILD_FILE
@@ -136,8 +136,9 @@ def recover(tmp: Path, target: Path) -> None:
 
 
 def _all_moved(tmp: Path, target: Path, names: set[str], previous: set[str]) -> bool:
-    return all(not (tmp / n).exists() and (target / n).exists() for n in names) and \
-        not any((target / n).exists() for n in previous - names)
+    return all(not (tmp / n).exists() and (target / n).exists() for n in names) and not any(
+        (target / n).exists() for n in previous - names
+    )
 
 
 def _undo(tmp: Path, target: Path, names: set[str], previous: set[str]) -> None:

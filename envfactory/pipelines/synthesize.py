@@ -101,8 +101,10 @@ def _start(out: Path, settings: dict[str, Any], overwrite: bool) -> Path:
         old = json.loads(manifest.read_text(encoding="utf-8"))
         if old != settings:
             diff = sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k))
-            raise ConfigError(f"{out} was synthesized with other settings ({', '.join(diff)}); "
-                              "pass --overwrite to start over or choose another --name")
+            raise ConfigError(
+                f"{out} was synthesized with other settings ({', '.join(diff)}); "
+                "pass --overwrite to start over or choose another --name"
+            )
     elif out.exists() and any((out / p).exists() for p in ("data", "README.md")):
         raise ConfigError(f"{out} holds a dataset this command did not start; pass --overwrite to replace it")
     work.mkdir(parents=True, exist_ok=True)
@@ -113,9 +115,17 @@ def _start(out: Path, settings: dict[str, Any], overwrite: bool) -> Path:
     return work
 
 
-def _tasks_once(work: Path, tasks: Sequence[Task] | None, envs: Sequence[Environment], by_key: dict[str, Environment],
-                n: int, seed: int, model: ChatModel | None, on_progress: Callable[..., None] | None,
-                config: TaskConfig | None = None) -> list[Task]:
+def _tasks_once(
+    work: Path,
+    tasks: Sequence[Task] | None,
+    envs: Sequence[Environment],
+    by_key: dict[str, Environment],
+    n: int,
+    seed: int,
+    model: ChatModel | None,
+    on_progress: Callable[..., None] | None,
+    config: TaskConfig | None = None,
+) -> list[Task]:
     """The run's tasks: read back on a resume, else built (or given) and written once."""
     tasks_file = work / "tasks.jsonl"
     if tasks_file.exists():
@@ -123,8 +133,12 @@ def _tasks_once(work: Path, tasks: Sequence[Task] | None, envs: Sequence[Environ
     if tasks is not None:
         task_list = list(tasks)
     else:
-        progress = (lambda stage, done, total: on_progress(f"tasks: {stage}", done, total)) if on_progress else None
-        task_list = list(build_tasks(list(envs), n=n, seed=seed, model=model, config=config, on_progress=progress).tasks)
+        progress = (
+            (lambda stage, done, total: on_progress(f"tasks: {stage}", done, total)) if on_progress else None
+        )
+        task_list = list(
+            build_tasks(list(envs), n=n, seed=seed, model=model, config=config, on_progress=progress).tasks
+        )
     ids = Counter(t.task_id for t in task_list)
     dup = [k for k, c in ids.items() if c > 1]
     if dup:
@@ -138,24 +152,47 @@ def _tasks_once(work: Path, tasks: Sequence[Task] | None, envs: Sequence[Environ
     return list(load_tasks(tasks_file))
 
 
-def _roll_out_one(task: Task, env: Environment, *, policy: Policy, connector: McpConnector | None,
-                  user_model: ChatModel | None, seed: int, split: str) -> dict[str, Any]:
+def _roll_out_one(
+    task: Task,
+    env: Environment,
+    *,
+    policy: Policy,
+    connector: McpConnector | None,
+    user_model: ChatModel | None,
+    seed: int,
+    split: str,
+) -> dict[str, Any]:
     """One task's shard record: the kept row, or why it was dropped."""
     tr = run_task(task, env, policy=policy, connector=connector, user_model=user_model, seed=seed)
     rec: dict[str, Any] = {"task_id": task.task_id, "split": split}
     if not tr.ok:
-        return rec | {"status": "rollout_failed", "reason": tr.failure or "no full-reward rollout", "row": None}
+        return rec | {
+            "status": "rollout_failed",
+            "reason": tr.failure or "no full-reward rollout",
+            "row": None,
+        }
     row = build_row(tr)
-    ok, _, problems = replay_calls(row["messages"], env, initial_state=row["initial_state"],
-                                   reward_spec=row["reward_spec"])
+    ok, _, problems = replay_calls(
+        row["messages"], env, initial_state=row["initial_state"], reward_spec=row["reward_spec"]
+    )
     if ok:
         return rec | {"status": "ok", "reason": None, "row": row}
     return rec | {"status": "replay_failed", "reason": "; ".join(problems)[:500], "row": None}
 
 
-def _roll_out(work: Path, task_list: list[Task], by_key: dict[str, Environment], *, policy: Policy,
-              via_mcp: str | None, user_model: ChatModel | None, seed: int, eval_fraction: float,
-              rl_fraction: float, on_progress: Callable[..., None] | None) -> tuple[int, int]:
+def _roll_out(
+    work: Path,
+    task_list: list[Task],
+    by_key: dict[str, Environment],
+    *,
+    policy: Policy,
+    via_mcp: str | None,
+    user_model: ChatModel | None,
+    seed: int,
+    eval_fraction: float,
+    rl_fraction: float,
+    on_progress: Callable[..., None] | None,
+) -> tuple[int, int]:
     """Roll out every task not in the shards yet; returns (resumed, rolled out now)."""
     shard_dir = work / "shards"
     done = {r["task_id"] for r in read_shards(shard_dir)}
@@ -170,9 +207,15 @@ def _roll_out(work: Path, task_list: list[Task], by_key: dict[str, Environment],
         for task in task_list:
             if task.task_id in done:
                 continue
-            rec = _roll_out_one(task, by_key[env_id_of(task.domain, task.env)], policy=policy, connector=connector,
-                                user_model=user_model, seed=seed,
-                                split=assign_split(task, held_out, rl_fraction=rl_fraction))
+            rec = _roll_out_one(
+                task,
+                by_key[env_id_of(task.domain, task.env)],
+                policy=policy,
+                connector=connector,
+                user_model=user_model,
+                seed=seed,
+                split=assign_split(task, held_out, rl_fraction=rl_fraction),
+            )
             w = writers.get(_shard_name(task))
             if w is None:
                 w = writers[_shard_name(task)] = ShardWriter(shard_dir / _shard_name(task))
@@ -243,11 +286,29 @@ def synthesize_dataset(
     t0 = time.perf_counter()
     task_list = _tasks_once(work, tasks, envs, by_key, n, seed, task_model, on_progress, task_config)
     t1 = time.perf_counter()
-    resumed, now = _roll_out(work, task_list, by_key, policy=policy, via_mcp=via_mcp, user_model=user_model, seed=seed,
-                             eval_fraction=eval_fraction, rl_fraction=rl_fraction, on_progress=on_progress)
+    resumed, now = _roll_out(
+        work,
+        task_list,
+        by_key,
+        policy=policy,
+        via_mcp=via_mcp,
+        user_model=user_model,
+        seed=seed,
+        eval_fraction=eval_fraction,
+        rl_fraction=rl_fraction,
+        on_progress=on_progress,
+    )
     t2 = time.perf_counter()
-    result = _export(out, work, task_list, settings, policy=policy, command=command
-                     or f"envfactory synth --n {n} --seed {seed}", root=_root_of(envs), envs=by_key)
+    result = _export(
+        out,
+        work,
+        task_list,
+        settings,
+        policy=policy,
+        command=command or f"envfactory synth --n {n} --seed {seed}",
+        root=_root_of(envs),
+        envs=by_key,
+    )
     result.resumed, result.rolled_out_now = resumed, now
     result.files += _bundles(out, task_list, by_key)
     result.seconds = {"tasks": t1 - t0, "rollouts": t2 - t1, "export": time.perf_counter() - t2}
@@ -270,8 +331,17 @@ def _root_of(envs: Sequence[Environment]) -> Path | None:
     return None
 
 
-def _export(out: Path, work: Path, task_list: list[Task], settings: dict[str, Any], *, policy: Policy,
-            command: str, root: Path | None = None, envs: dict[str, Environment] | None = None) -> SynthResult:
+def _export(
+    out: Path,
+    work: Path,
+    task_list: list[Task],
+    settings: dict[str, Any],
+    *,
+    policy: Policy,
+    command: str,
+    root: Path | None = None,
+    envs: dict[str, Environment] | None = None,
+) -> SynthResult:
     """The dataset from the shards (the same bytes whether or not the run was interrupted)."""
     recs = {r["task_id"]: r for r in read_shards(work / "shards")}
     rows_by_split: dict[str, list[dict[str, Any]]] = {"sft": [], "rl": [], "eval": []}
@@ -288,19 +358,52 @@ def _export(out: Path, work: Path, task_list: list[Task], settings: dict[str, An
             replay_fail += r["status"] == "replay_failed"
             failures[(r["reason"] or "")[:120]] += 1
     sharegpt = {s: [build_sharegpt_row(r) for r in rows_by_split[s]] for s in ("sft", "eval")}
-    table = audit_table(audit_rows([r for rows in rows_by_split.values() for r in rows], root or Path("."),
-                                   path=str(out), envs=envs))
-    files = write_dataset(out, settings["name"], rows_by_split, sharegpt, license=settings["license"], audit=table,
-                          rl_rows=[build_rl_row(r) for r in rows_by_split["rl"]], method={
-        "policy": "oracle" if policy.name == "oracle" else "teacher",
-        "teacher_model": policy.name.split(":", 1)[-1], "attempts": policy.attempts,
-        "user_model": settings["user_model"], "via": settings["via"], "seed": settings["seed"], "n": settings["n"],
-        "eval_fraction": settings["eval_fraction"], "rl_fraction": settings["rl_fraction"],
-        "replay_failures": replay_fail, "rollout_failures": roll_fail, "command": command})
+    table = audit_table(
+        audit_rows(
+            [r for rows in rows_by_split.values() for r in rows], root or Path("."), path=str(out), envs=envs
+        )
+    )
+    files = write_dataset(
+        out,
+        settings["name"],
+        rows_by_split,
+        sharegpt,
+        license=settings["license"],
+        audit=table,
+        rl_rows=[build_rl_row(r) for r in rows_by_split["rl"]],
+        method={
+            "policy": "oracle" if policy.name == "oracle" else "teacher",
+            "teacher_model": policy.name.split(":", 1)[-1],
+            "attempts": policy.attempts,
+            "user_model": settings["user_model"],
+            "via": settings["via"],
+            "seed": settings["seed"],
+            "n": settings["n"],
+            "eval_fraction": settings["eval_fraction"],
+            "rl_fraction": settings["rl_fraction"],
+            "replay_failures": replay_fail,
+            "rollout_failures": roll_fail,
+            "command": command,
+        },
+    )
     counts = {s: len(v) for s, v in rows_by_split.items()}
-    report = {"tasks": len(task_list), "kept": sum(counts.values()), "split_counts": counts,
-              "rollout_failures": roll_fail, "replay_failures": replay_fail, "failures": dict(failures.most_common(20))}
+    report = {
+        "tasks": len(task_list),
+        "kept": sum(counts.values()),
+        "split_counts": counts,
+        "rollout_failures": roll_fail,
+        "replay_failures": replay_fail,
+        "failures": dict(failures.most_common(20)),
+    }
     (work / "report.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
-    return SynthResult(out_dir=out, tasks=len(task_list), kept=sum(counts.values()), resumed=0,
-                       rollout_failures=roll_fail, replay_failures=replay_fail, split_counts=counts,
-                       failures=dict(failures.most_common(20)), files=files)
+    return SynthResult(
+        out_dir=out,
+        tasks=len(task_list),
+        kept=sum(counts.values()),
+        resumed=0,
+        rollout_failures=roll_fail,
+        replay_failures=replay_fail,
+        split_counts=counts,
+        failures=dict(failures.most_common(20)),
+        files=files,
+    )

@@ -23,15 +23,22 @@ __all__ = ["make", "make_batch", "EnvBatch"]
 TaskOrRow = Task | Mapping[str, Any]
 
 
-def _source_of(source: str | os.PathLike | EnvironmentSource | None,
-               environment: Environment | None) -> EnvironmentSource:
+def _source_of(
+    source: str | os.PathLike | EnvironmentSource | None, environment: Environment | None
+) -> EnvironmentSource:
     if isinstance(source, EnvironmentSource):
         return source
     return EnvironmentSource(source, environments=[environment] if environment is not None else [])
 
 
-def make(task_or_row: TaskOrRow, *, source: str | os.PathLike | EnvironmentSource | None = None,
-         environment: Environment | None = None, user_model: ChatModel | None = None, seed: int = 0) -> ToolEnv:
+def make(
+    task_or_row: TaskOrRow,
+    *,
+    source: str | os.PathLike | EnvironmentSource | None = None,
+    environment: Environment | None = None,
+    user_model: ChatModel | None = None,
+    seed: int = 0,
+) -> ToolEnv:
     """An RL environment for one task or dataset row.
 
     The environment the task names (``env_id``) comes from ``environment`` if given, else from
@@ -50,11 +57,20 @@ def make(task_or_row: TaskOrRow, *, source: str | os.PathLike | EnvironmentSourc
     return ToolEnv(task, env, user_model=user_model, seed=seed, prompt=list(prompt) if prompt else None)
 
 
-def make_batch(items: Iterable[TaskOrRow], *, source: str | os.PathLike | EnvironmentSource | None = None,
-               environments: Iterable[Environment] = (), user_model: ChatModel | None = None,
-               seed: int = 0) -> EnvBatch:
+def make_batch(
+    items: Iterable[TaskOrRow],
+    *,
+    source: str | os.PathLike | EnvironmentSource | None = None,
+    environments: Iterable[Environment] = (),
+    user_model: ChatModel | None = None,
+    seed: int = 0,
+) -> EnvBatch:
     """``EnvBatch`` of ``make(item)`` for each item, sharing one ``EnvironmentSource``."""
-    src = source if isinstance(source, EnvironmentSource) else EnvironmentSource(source, environments=environments)
+    src = (
+        source
+        if isinstance(source, EnvironmentSource)
+        else EnvironmentSource(source, environments=environments)
+    )
     return EnvBatch([make(it, source=src, user_model=user_model, seed=seed) for it in items])
 
 
@@ -80,7 +96,9 @@ class EnvBatch:
 
     def step(self, messages: Sequence[Any]) -> list[StepResult]:
         if len(messages) != len(self.envs):
-            raise ConfigError(f"step() needs one message per environment ({len(self.envs)}), got {len(messages)}")
+            raise ConfigError(
+                f"step() needs one message per environment ({len(self.envs)}), got {len(messages)}"
+            )
         out: list[StepResult] = []
         for e, m in zip(self.envs, messages):
             out.append(({"messages": []}, 0.0, True, {"finished": True}) if e.done else e.step(m))

@@ -46,7 +46,9 @@ def _call_from(i: int, c: Any) -> ToolCall:
     if isinstance(c, ToolCall):
         return c
     if not isinstance(c, Mapping):
-        return ToolCall(id=f"call_{i}", name="?", parse_error=f"a tool call must be an object, got {type(c).__name__}")
+        return ToolCall(
+            id=f"call_{i}", name="?", parse_error=f"a tool call must be an object, got {type(c).__name__}"
+        )
     inner = c.get("function")
     fn: Mapping[str, Any] = inner if isinstance(inner, Mapping) else c
     name = fn.get("name")
@@ -78,8 +80,15 @@ def parse_assistant_message(message: Any) -> tuple[str, list[ToolCall]]:
 class ToolEnv:
     """One task as a resettable multi-turn environment. Not thread-safe; cheap to make many."""
 
-    def __init__(self, task: Task, environment: Environment, *, user_model: ChatModel | None = None, seed: int = 0,
-                 prompt: list[dict[str, Any]] | None = None):
+    def __init__(
+        self,
+        task: Task,
+        environment: Environment,
+        *,
+        user_model: ChatModel | None = None,
+        seed: int = 0,
+        prompt: list[dict[str, Any]] | None = None,
+    ):
         self.task = task
         self.environment = environment
         self.user_model = user_model
@@ -104,17 +113,32 @@ class ToolEnv:
         """A fresh session at the task's initial state; the system prompt, the tools and the user's
         first message."""
         self.close()
-        self.session = self.environment.new_session(load_initial_state(self.environment, self.task.initial_state))
+        self.session = self.environment.new_session(
+            load_initial_state(self.environment, self.task.initial_state)
+        )
         self._user = UserSimulator(self.task, model=self.user_model, seed=self.seed)
         opening = self._user.opening()
         if self._prompt:  # the dataset's own words for the first turn (what the row was rolled out with)
             self.messages = [dict(m) for m in self._prompt]
         else:
-            self.messages = [{"role": "system", "content": build_system_prompt(self.task, self.environment)},
-                             {"role": "user", "content": opening}]
-        self.calls, self.final_answer, self.done, self.turns, self.result, self._n_call = [], "", False, 0, None, 0
-        return {"messages": list(self.messages), "tools": self.tools, "task_id": self.task.task_id,
-                "state_hash": self.session.state_hash()}
+            self.messages = [
+                {"role": "system", "content": build_system_prompt(self.task, self.environment)},
+                {"role": "user", "content": opening},
+            ]
+        self.calls, self.final_answer, self.done, self.turns, self.result, self._n_call = (
+            [],
+            "",
+            False,
+            0,
+            None,
+            0,
+        )
+        return {
+            "messages": list(self.messages),
+            "tools": self.tools,
+            "task_id": self.task.task_id,
+            "state_hash": self.session.state_hash(),
+        }
 
     def step(self, message: Any) -> StepResult:
         """Apply one assistant message; returns (observation, reward, done, info).
@@ -147,9 +171,13 @@ class ToolEnv:
         """The task's reward for the session as it is now (the last text message is the answer)."""
         if self.session is None:
             raise ConfigError("call reset() before score()")
-        self.result = score_trajectory(self.task.reward, final_state_hash=self.session.state_hash(),
-                                       final_diff=self.session.diff().to_dict(), calls=list[Any](self.calls),
-                                       final_answer=self.final_answer)
+        self.result = score_trajectory(
+            self.task.reward,
+            final_state_hash=self.session.state_hash(),
+            final_diff=self.session.diff().to_dict(),
+            calls=list[Any](self.calls),
+            final_answer=self.final_answer,
+        )
         return self.result
 
     def state_hash(self) -> str:
@@ -167,17 +195,35 @@ class ToolEnv:
     def call_tool(self, name: str, arguments: Any, call_id: str | None = None) -> dict[str, Any]:
         """Run one tool call on the session and record it; returns the tool message."""
         assert self.session is not None
-        tc = arguments if isinstance(arguments, ToolCall) else ToolCall.from_raw(call_id or "", name, arguments)
+        tc = (
+            arguments
+            if isinstance(arguments, ToolCall)
+            else ToolCall.from_raw(call_id or "", name, arguments)
+        )
         if tc.parse_error:
             ok, res = False, {"error": "invalid_argument", "message": f"{name}: {tc.parse_error}"}
         elif name not in self._tool_names:
-            ok, res = False, {"error": "unknown_tool",
-                              "message": f"unknown tool '{name}'; available tools: {', '.join(sorted(self._tool_names))}"}
+            ok, res = (
+                False,
+                {
+                    "error": "unknown_tool",
+                    "message": f"unknown tool '{name}'; available tools: {', '.join(sorted(self._tool_names))}",
+                },
+            )
         else:
             r = self.session.try_call(name, tc.arguments)
-            ok, res = (True, r["result"]) if r["ok"] else (False, {"error": r["error"], "message": r["message"]})
-        self.calls.append(CallRecord(tool=name, args=tc.arguments, ok=ok, error=None if ok else res.get("error"),
-                                     writes=ok and self._writes.get(name, False)))
+            ok, res = (
+                (True, r["result"]) if r["ok"] else (False, {"error": r["error"], "message": r["message"]})
+            )
+        self.calls.append(
+            CallRecord(
+                tool=name,
+                args=tc.arguments,
+                ok=ok,
+                error=None if ok else res.get("error"),
+                writes=ok and self._writes.get(name, False),
+            )
+        )
         return {"role": "tool", "tool_call_id": call_id or tc.id, "content": result_text(ok, res)}
 
     def _run_calls(self, text: str, calls: list[ToolCall]) -> list[dict[str, Any]]:
@@ -186,10 +232,20 @@ class ToolEnv:
             cid = c.id or f"call_{self._n_call}"
             self._n_call += 1
             ided.append((cid, c))
-        self.messages.append({"role": "assistant", "content": text or None, "tool_calls": [
-            {"id": cid, "type": "function",
-             "function": {"name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)}}
-            for cid, c in ided]})
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": text or None,
+                "tool_calls": [
+                    {
+                        "id": cid,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)},
+                    }
+                    for cid, c in ided
+                ],
+            }
+        )
         out = [self.call_tool(c.name, c, cid) for cid, c in ided]
         self.messages += out
         return out

@@ -57,7 +57,9 @@ class _Env(Environment):  # type: ignore[misc]
         self._episode: ToolEnv | None = None
         self._state = EnvfactoryState()
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> EnvfactoryObservation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> EnvfactoryObservation:
         task_id = kwargs.get("task_id")
         if task_id is not None:
             row = self._by_id.get(str(task_id))
@@ -68,22 +70,37 @@ class _Env(Environment):  # type: ignore[misc]
         task = task_from_row(row)
         if self._episode is not None:
             self._episode.close()
-        self._episode = ToolEnv(task, self._src.get(f"{task.domain}/{task.env}"),
-                                prompt=list(row.get("prompt") or []) or None)
+        self._episode = ToolEnv(
+            task, self._src.get(f"{task.domain}/{task.env}"), prompt=list(row.get("prompt") or []) or None
+        )
         obs = self._episode.reset()
-        self._state = EnvfactoryState(episode_id=episode_id, step_count=0, task_id=task.task_id,
-                                      state_hash=obs["state_hash"])
-        return EnvfactoryObservation(messages=obs["messages"], tools=obs["tools"], done=False, reward=None,
-                                     state_hash=obs["state_hash"], info={"task_id": task.task_id})
+        self._state = EnvfactoryState(
+            episode_id=episode_id, step_count=0, task_id=task.task_id, state_hash=obs["state_hash"]
+        )
+        return EnvfactoryObservation(
+            messages=obs["messages"],
+            tools=obs["tools"],
+            done=False,
+            reward=None,
+            state_hash=obs["state_hash"],
+            info={"task_id": task.task_id},
+        )
 
-    def step(self, action: EnvfactoryAction, timeout_s: float | None = None, **kwargs: Any) -> EnvfactoryObservation:
+    def step(
+        self, action: EnvfactoryAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> EnvfactoryObservation:
         if self._episode is None:
             raise ConfigError("reset() before step()")
         obs, reward, done, info = self._episode.step(action.message)
         self._state.step_count += 1
         self._state.state_hash = self._episode.state_hash()
-        return EnvfactoryObservation(messages=obs["messages"], done=done, reward=reward if done else None,
-                                     state_hash=self._state.state_hash, info=info)
+        return EnvfactoryObservation(
+            messages=obs["messages"],
+            done=done,
+            reward=reward if done else None,
+            state_hash=self._state.state_hash,
+            info=info,
+        )
 
     @property
     def state(self) -> EnvfactoryState:
@@ -94,8 +111,9 @@ class _Env(Environment):  # type: ignore[misc]
             self._episode.close()
 
 
-def openenv_factory(rows: Sequence[Mapping[str, Any]], *,
-                    source: str | os.PathLike | EnvironmentSource | None = None) -> Callable[[], Environment]:
+def openenv_factory(
+    rows: Sequence[Mapping[str, Any]], *, source: str | os.PathLike | EnvironmentSource | None = None
+) -> Callable[[], Environment]:
     """A factory of OpenEnv environments over ``rows`` (sharing one compiled environment per env_id)."""
     if not rows:
         raise ConfigError("openenv_factory needs at least one row")
@@ -103,8 +121,16 @@ def openenv_factory(rows: Sequence[Mapping[str, Any]], *,
     return lambda: _Env(rows, src)
 
 
-def openenv_app(rows: Sequence[Mapping[str, Any]], *, source: str | os.PathLike | EnvironmentSource | None = None,
-                max_concurrent_envs: int = 64) -> Any:
+def openenv_app(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    source: str | os.PathLike | EnvironmentSource | None = None,
+    max_concurrent_envs: int = 64,
+) -> Any:
     """OpenEnv's FastAPI app (``/reset``, ``/step``, ``/ws``, ``/schema``, ``/health``) over ``rows``."""
-    return create_fastapi_app(openenv_factory(rows, source=source), EnvfactoryAction, EnvfactoryObservation,
-                              max_concurrent_envs=max_concurrent_envs)
+    return create_fastapi_app(
+        openenv_factory(rows, source=source),
+        EnvfactoryAction,
+        EnvfactoryObservation,
+        max_concurrent_envs=max_concurrent_envs,
+    )

@@ -51,18 +51,27 @@ def task_from_row(row: Mapping[str, Any]) -> Task:
         raw_tools = row.get("tools") or []
         tools = [_json(t) for t in (_json(raw_tools) if isinstance(raw_tools, (str, bytes)) else raw_tools)]
         masks = spec.masked_args
-        gold = [GoldStep(tool=c["tool"], args=c.get("args") or {}, masked_args=masks[i] if i < len(masks) else [])
-                for i, c in enumerate(spec.gold_calls)]
+        gold = [
+            GoldStep(tool=c["tool"], args=c.get("args") or {}, masked_args=masks[i] if i < len(masks) else [])
+            for i, c in enumerate(spec.gold_calls)
+        ]
         return Task(
-            task_id=str(row["id"]), domain=str(row["domain"]), env=str(row["env"]),
-            source_docs=list(row.get("source_docs") or []), seed=int(row.get("seed") or 0),
+            task_id=str(row["id"]),
+            domain=str(row["domain"]),
+            env=str(row["env"]),
+            source_docs=list(row.get("source_docs") or []),
+            seed=int(row.get("seed") or 0),
             persona=Persona.model_validate(user.get("persona") or {"name": "user"}),
             goal=str(user.get("goal") or ""),
             subgoals=[SubGoal.model_validate(s) for s in user.get("subgoals") or []],
-            gold=gold, answer_facts=list(spec.required_facts),
-            initial_state=str(row.get("initial_state") or "template"), reward=spec,
-            difficulty=Difficulty(predicted_pass_rate=float(row.get("predicted_pass_rate") or 0.5),
-                                  level=row.get("difficulty") or "medium"),
+            gold=gold,
+            answer_facts=list(spec.required_facts),
+            initial_state=str(row.get("initial_state") or "template"),
+            reward=spec,
+            difficulty=Difficulty(
+                predicted_pass_rate=float(row.get("predicted_pass_rate") or 0.5),
+                level=row.get("difficulty") or "medium",
+            ),
             checks_passed=list(row.get("checks_passed") or []),
             tools=[t["function"]["name"] for t in tools if isinstance(t, dict) and "function" in t],
             turn_limit=int(row.get("turn_limit") or 30),
@@ -79,9 +88,13 @@ def _hub_snapshot(repo_id: str, *, revision: str | None = None, patterns: list[s
     import huggingface_hub as hh
 
     try:
-        return Path(hh.snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=patterns))
+        return Path(
+            hh.snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=patterns)
+        )
     except Exception as e:  # network, auth, missing repo: one line
-        raise EnvFactoryError(f"cannot fetch dataset {repo_id} from the Hub: {str(e).splitlines()[0][:300]}") from e
+        raise EnvFactoryError(
+            f"cannot fetch dataset {repo_id} from the Hub: {str(e).splitlines()[0][:300]}"
+        ) from e
 
 
 def resolve_source(source: str | os.PathLike, *, revision: str | None = None) -> Path:
@@ -94,14 +107,18 @@ def resolve_source(source: str | os.PathLike, *, revision: str | None = None) ->
     raise ConfigError(f"{source}: no such folder (and not a Hub dataset repo id ORG/NAME)")
 
 
-def load_rows(source: str | os.PathLike, *, split: str = "rl", revision: str | None = None) -> list[dict[str, Any]]:
+def load_rows(
+    source: str | os.PathLike, *, split: str = "rl", revision: str | None = None
+) -> list[dict[str, Any]]:
     """The rows of one split of a dataset folder (or Hub repo), JSON columns decoded."""
     import pyarrow.parquet as pq
 
     folder = resolve_source(source, revision=revision)
     files = sorted((folder / "data").glob(f"{split}-*-of-*.parquet"))
     if not files:
-        raise ConfigError(f"{source}: no '{split}' split under data/ (a dataset folder written by envfactory synth?)")
+        raise ConfigError(
+            f"{source}: no '{split}' split under data/ (a dataset folder written by envfactory synth?)"
+        )
     rows: list[dict[str, Any]] = []
     for f in files:
         try:
@@ -127,8 +144,12 @@ class EnvironmentSource:
     already compiled ones, used first.
     """
 
-    def __init__(self, source: str | os.PathLike | None = None, *,
-                 environments: Iterable[Environment] | Mapping[str, Environment] = ()):
+    def __init__(
+        self,
+        source: str | os.PathLike | None = None,
+        *,
+        environments: Iterable[Environment] | Mapping[str, Environment] = (),
+    ):
         self._envs: dict[str, Environment] = {}
         items = environments.values() if isinstance(environments, Mapping) else environments
         for e in items:
@@ -178,7 +199,9 @@ def load_environment(source: str | os.PathLike, env_id: str | None = None) -> En
     if env_id is None:
         ids = src.env_ids()
         if len(ids) != 1:
-            raise ConfigError(f"{source}: holds {len(ids)} environment bundles ({', '.join(ids[:8]) or 'none'}); "
-                              "pass env_id='DOMAIN/ENV'")
+            raise ConfigError(
+                f"{source}: holds {len(ids)} environment bundles ({', '.join(ids[:8]) or 'none'}); "
+                "pass env_id='DOMAIN/ENV'"
+            )
         env_id = ids[0]
     return src.get(env_id)

@@ -39,8 +39,15 @@ from ..text import format_plain
 from .env import ToolEnv, parse_assistant_message
 from .source import EnvironmentSource, task_from_row
 
-__all__ = ["TRLEnvironment", "environment_class", "environment_factories", "envfactory_reward",
-           "reward_function", "trl_dataset", "trl_prompt"]
+__all__ = [
+    "TRLEnvironment",
+    "environment_class",
+    "environment_factories",
+    "envfactory_reward",
+    "reward_function",
+    "trl_dataset",
+    "trl_prompt",
+]
 
 _RESERVED = {"reset", "get_reward"}
 _SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "object": dict}
@@ -48,8 +55,11 @@ _SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boo
 
 def _hint(schema: Mapping[str, Any]) -> Any:
     """A Python type hint that ``get_json_schema`` turns back into (about) this JSON Schema."""
-    if isinstance(schema.get("enum"), list) and schema["enum"] and all(
-            isinstance(v, (str, int, float, bool)) for v in schema["enum"]):
+    if (
+        isinstance(schema.get("enum"), list)
+        and schema["enum"]
+        and all(isinstance(v, (str, int, float, bool)) for v in schema["enum"])
+    ):
         return Literal[tuple(schema["enum"])]  # type: ignore[valid-type]
     t = schema.get("type")
     if isinstance(t, list):
@@ -83,7 +93,9 @@ def _tool_method(schema: dict[str, Any]) -> Callable[..., str]:
             sig_params.append(inspect.Parameter(pname, inspect.Parameter.KEYWORD_ONLY, annotation=hint))
         else:
             hint = hint | None
-            sig_params.append(inspect.Parameter(pname, inspect.Parameter.KEYWORD_ONLY, annotation=hint, default=None))
+            sig_params.append(
+                inspect.Parameter(pname, inspect.Parameter.KEYWORD_ONLY, annotation=hint, default=None)
+            )
         annotations[pname] = hint
         lines.append(f"    {pname}: {_one_line(props[pname].get('description') or pname.replace('_', ' '))}")
     if not props:
@@ -134,9 +146,12 @@ def environment_class(environment: Environment, tools: list[str] | None = None) 
     return type(f"EnvfactoryEnv_{environment.name}", (TRLEnvironment,), methods)
 
 
-def environment_factories(rows: Iterable[Mapping[str, Any]], *,
-                          source: str | os.PathLike | EnvironmentSource | None = None,
-                          tools: Mapping[str, list[str]] | None = None) -> dict[str, Callable[[], Any]]:
+def environment_factories(
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    source: str | os.PathLike | EnvironmentSource | None = None,
+    tools: Mapping[str, list[str]] | None = None,
+) -> dict[str, Callable[[], Any]]:
     """``environment_factory`` for ``GRPOTrainer``: one factory per ``env_id`` the rows use (the
     dataset's ``environment`` column, as ``trl_dataset`` writes it, selects one).
 
@@ -170,21 +185,37 @@ def trl_dataset(rows: Iterable[Mapping[str, Any]]) -> Any:
 
     recs = []
     for r in rows:
-        recs.append({
-            "prompt": trl_prompt(r),
-            "environment": str(r.get("env_id") or f"{r['domain']}/{r['env']}"),
-            **{k: r.get(k) for k in ("id", "domain", "env", "env_id", "initial_state", "initial_state_hash",
-                                     "turn_limit", "seed")},
-            **{k: json.dumps(r.get(k), sort_keys=True) for k in ("reward_spec", "user", "tools")},
-        })
+        recs.append(
+            {
+                "prompt": trl_prompt(r),
+                "environment": str(r.get("env_id") or f"{r['domain']}/{r['env']}"),
+                **{
+                    k: r.get(k)
+                    for k in (
+                        "id",
+                        "domain",
+                        "env",
+                        "env_id",
+                        "initial_state",
+                        "initial_state_hash",
+                        "turn_limit",
+                        "seed",
+                    )
+                },
+                **{k: json.dumps(r.get(k), sort_keys=True) for k in ("reward_spec", "user", "tools")},
+            }
+        )
     return datasets.Dataset.from_list(recs)
 
 
 def _final_text(completion: Any) -> str:
     if isinstance(completion, str):
         return completion
-    texts = [parse_assistant_message(m)[0] for m in completion or []
-             if isinstance(m, Mapping) and m.get("role") == "assistant"]
+    texts = [
+        parse_assistant_message(m)[0]
+        for m in completion or []
+        if isinstance(m, Mapping) and m.get("role") == "assistant"
+    ]
     return texts[-1] if texts else ""
 
 
@@ -204,8 +235,9 @@ def _replay(row: dict[str, Any], completion: Any, src: EnvironmentSource) -> Any
         env.close()
 
 
-def reward_function(source: str | os.PathLike | EnvironmentSource | None = None, *,
-                    shaped: bool = False) -> Callable[..., list[float]]:
+def reward_function(
+    source: str | os.PathLike | EnvironmentSource | None = None, *, shaped: bool = False
+) -> Callable[..., list[float]]:
     """A ``reward_funcs`` entry: the envfactory reward of each completion (``shaped``: the partial score).
 
     With TRL's ``environments`` (``TRLEnvironment`` instances) it scores their sessions; else it
@@ -215,8 +247,9 @@ def reward_function(source: str | os.PathLike | EnvironmentSource | None = None,
     if isinstance(source, EnvironmentSource):
         holder["src"] = source
 
-    def envfactory_reward(prompts: list[Any], completions: list[Any], environments: list[Any] | None = None,
-                          **columns: Any) -> list[float]:
+    def envfactory_reward(
+        prompts: list[Any], completions: list[Any], environments: list[Any] | None = None, **columns: Any
+    ) -> list[float]:
         out: list[float] = []
         parts = {"state": 0.0, "facts": 0.0, "trace": 0.0}
         for i, completion in enumerate(completions):

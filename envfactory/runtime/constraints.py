@@ -89,7 +89,9 @@ def _ranges(ent: EntitySpec) -> list[tuple[str, bool, float, float, float, float
         typ = realistic_range(f.name, typical=True) or bound
         tlo, thi = max(typ[0], bound[0]), min(typ[1], bound[1])
         if tlo > thi or tlo == float("-inf") or thi == float("inf"):
-            tlo, thi = (bound[0], bound[1]) if bound[0] > float("-inf") and bound[1] < float("inf") else (tlo, tlo)
+            tlo, thi = (
+                (bound[0], bound[1]) if bound[0] > float("-inf") and bound[1] < float("inf") else (tlo, tlo)
+            )
         out.append((f.name, f.type == FieldType.integer, bound[0], bound[1], tlo, thi))
     return out
 
@@ -105,8 +107,11 @@ class _Fixer:
         self.orders = _ordered(self.cons)
         self.products = [c for c in self.cons if c.kind == "product"]
         nullable = {f.name for f in ent.fields if f.nullable}
-        self.set_when = [(c.fields[0], c.fields[1], set(c.past or [])) for c in self.cons
-                         if c.kind == "set_when" and c.fields[0] in nullable]
+        self.set_when = [
+            (c.fields[0], c.fields[1], set(c.past or []))
+            for c in self.cons
+            if c.kind == "set_when" and c.fields[0] in nullable
+        ]
         self.ranges = _ranges(ent)
 
     def hours(self, lo: float, hi: float) -> dt.timedelta:
@@ -173,15 +178,22 @@ class _Fixer:
         for name, integer, lo, hi, tlo, thi in self.ranges:
             v = row.get(name)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and not lo <= v <= hi:
-                row[name] = self.rng.randint(int(tlo), int(thi)) if integer else round(self.rng.uniform(tlo, thi), 2)
+                row[name] = (
+                    self.rng.randint(int(tlo), int(thi)) if integer else round(self.rng.uniform(tlo, thi), 2)
+                )
 
     def product(self, c: ConstraintSpec, row: dict[str, Any]) -> None:
         total, q, p = c.fields
         qv, pv = row.get(q), row.get(p)
-        if isinstance(qv, (int, float)) and isinstance(pv, (int, float)) and not isinstance(row.get(total), bool):
+        if (
+            isinstance(qv, (int, float))
+            and isinstance(pv, (int, float))
+            and not isinstance(row.get(total), bool)
+        ):
             if isinstance(row.get(total), (int, float)):
-                row[total] = round(qv * pv, 2) if isinstance(row[total], float) or isinstance(pv, float) \
-                    else qv * pv
+                row[total] = (
+                    round(qv * pv, 2) if isinstance(row[total], float) or isinstance(pv, float) else qv * pv
+                )
 
 
 def apply_constraints(ent: EntitySpec, table: list[dict[str, Any]], clock: dt.datetime, seed: int) -> None:

@@ -94,11 +94,13 @@ class _Entity:
         self.sql_delete = f"DELETE FROM {_q(ent.name)} WHERE {_q(self.pk)} = ?"
         self.collist = collist
         self.conv = [
-            (i, f.type) for i, f in enumerate(ent.fields)
+            (i, f.type)
+            for i, f in enumerate(ent.fields)
             if f.type in (FieldType.boolean, FieldType.object, FieldType.array)
         ]
         self.to_db_conv = [
-            (i, f.name, f.type) for i, f in enumerate(ent.fields)
+            (i, f.name, f.type)
+            for i, f in enumerate(ent.fields)
             if f.type in (FieldType.boolean, FieldType.object, FieldType.array, FieldType.number)
         ]
         self.referenced_by: list[tuple[str, str]] = []
@@ -138,7 +140,7 @@ class _Entity:
 
 
 class _Tool:
-    def __init__(self, env: "Environment", tool: ToolSpec):
+    def __init__(self, env: Environment, tool: ToolSpec):
         self.spec = tool
         self.name = tool.name
         self.kind = tool.kind
@@ -152,8 +154,10 @@ class _Tool:
         if tool.kind == ToolKind.list:
             for p in tool.params:
                 if not p.field:
-                    raise SpecError(f"{env.spec.name}: list tool {tool.name!r}: parameter {p.name!r} filters no field")
-        self.sort_default = (tool.sort.default if tool.sort and tool.sort.default else self.ent.pk)
+                    raise SpecError(
+                        f"{env.spec.name}: list tool {tool.name!r}: parameter {p.name!r} filters no field"
+                    )
+        self.sort_default = tool.sort.default if tool.sort and tool.sort.default else self.ent.pk
         self.sort_desc = bool(tool.sort and tool.sort.descending)
         self._sql_cache: dict[Any, str] = {}
         self.verb = tool.name.split("_")[0]
@@ -164,8 +168,14 @@ class _Tool:
 class Environment:
     """A compiled environment: spec + template database. Thread-safe to share; sessions are not."""
 
-    def __init__(self, spec: EnvSpec, template: bytes, *, path: Path | None = None,
-                 template_state: Snapshot | None = None):
+    def __init__(
+        self,
+        spec: EnvSpec,
+        template: bytes,
+        *,
+        path: Path | None = None,
+        template_state: Snapshot | None = None,
+    ):
         """``template_state``: the template's snapshot from another environment over the same
         template (``other.template_snapshot``), to skip rescanning it; its data must be ``template``."""
         self.spec = spec
@@ -190,7 +200,9 @@ class Environment:
             self._template_sums, self._template_seq = self._scan(template, source=f"{spec.name}: template")
 
     @classmethod
-    def from_spec(cls, spec: EnvSpec, *, cache_path: str | Path | None = None, path: Path | None = None) -> "Environment":
+    def from_spec(
+        cls, spec: EnvSpec, *, cache_path: str | Path | None = None, path: Path | None = None
+    ) -> Environment:
         return cls(spec, load_or_build_template(spec, cache_path), path=path)
 
     @property
@@ -235,8 +247,14 @@ class Environment:
                 readers.clear()
             from .session import STATEMENT_CACHE
 
-            conn = harden(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None,
-                                          cached_statements=STATEMENT_CACHE))
+            conn = harden(
+                sqlite3.connect(
+                    ":memory:",
+                    check_same_thread=False,
+                    isolation_level=None,
+                    cached_statements=STATEMENT_CACHE,
+                )
+            )
             conn.deserialize(data)
             conn.execute("PRAGMA query_only = ON")
             readers[data] = conn
@@ -250,7 +268,7 @@ class Environment:
         finally:
             conn.close()
 
-    def new_session(self, snapshot: Snapshot | None = None) -> "Session":
+    def new_session(self, snapshot: Snapshot | None = None) -> Session:
         """A fresh isolated session at the template state (or at ``snapshot``)."""
         from .session import Session  # session.py builds on this module; imported once, then a lookup
 
@@ -289,8 +307,10 @@ class Environment:
                 if old is None:
                     raise NotFoundError(f"{entity} {json.dumps(key, default=str)} not found")
                 try:
-                    conn.execute(f"UPDATE {_q(e.name)} SET {_q(fname)} = ? WHERE {_q(e.pk)} = ?",
-                                 (to_db(e.types[fname], value), key))
+                    conn.execute(
+                        f"UPDATE {_q(e.name)} SET {_q(fname)} = ? WHERE {_q(e.pk)} = ?",
+                        (to_db(e.types[fname], value), key),
+                    )
                 except sqlite3.IntegrityError as err:
                     raise ConstraintError(f"{entity}.{fname} = {value!r}: {err}") from None
                 new = conn.execute(e.sql_get, (key,)).fetchone()
@@ -307,5 +327,3 @@ def load_environment(path: str | Path) -> Environment:
     spec = load_spec(p)
     folder = p if p.is_dir() else p.parent
     return Environment.from_spec(spec, cache_path=folder / "template.db", path=folder)
-
-

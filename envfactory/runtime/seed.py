@@ -35,12 +35,50 @@ def _stable_seed(*parts: Any) -> int:
 
 _FAKERS: dict[str, Faker] = {}
 # Generator methods that are not data providers: a spec may not name them.
-_NOT_PROVIDERS = {"seed", "seed_instance", "seed_locale", "add_provider", "get_providers", "provider", "parse",
-                  "format", "get_formatter", "set_formatter", "set_arguments", "get_arguments", "del_arguments",
-                  "random", "unique", "optional", "items", "weights", "factories", "locales", "binary", "zip", "tar",
-                  "image", "json", "xml", "csv", "tsv", "psv", "dsv", "fixed_width", "pystruct", "pyobject",
-                  # not one value: generators and containers
-                  "time_series", "pyiterable", "pylist", "pyset", "pytuple", "pydict", "profile", "simple_profile"}
+_NOT_PROVIDERS = {
+    "seed",
+    "seed_instance",
+    "seed_locale",
+    "add_provider",
+    "get_providers",
+    "provider",
+    "parse",
+    "format",
+    "get_formatter",
+    "set_formatter",
+    "set_arguments",
+    "get_arguments",
+    "del_arguments",
+    "random",
+    "unique",
+    "optional",
+    "items",
+    "weights",
+    "factories",
+    "locales",
+    "binary",
+    "zip",
+    "tar",
+    "image",
+    "json",
+    "xml",
+    "csv",
+    "tsv",
+    "psv",
+    "dsv",
+    "fixed_width",
+    "pystruct",
+    "pyobject",
+    # not one value: generators and containers
+    "time_series",
+    "pyiterable",
+    "pylist",
+    "pyset",
+    "pytuple",
+    "pydict",
+    "profile",
+    "simple_profile",
+}
 
 
 def _provider(fake: Faker, name: str, where: str):
@@ -54,12 +92,17 @@ def _provider(fake: Faker, name: str, where: str):
     if fn is None or not callable(fn):
         raise SpecError(f"{where}: unknown Faker provider {name!r}")
     try:
-        needs = [p.name for p in inspect.signature(fn).parameters.values()
-                 if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        needs = [
+            p.name
+            for p in inspect.signature(fn).parameters.values()
+            if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
     except (TypeError, ValueError):
         needs = []
     if needs:  # a spec cannot pass arguments: the call would be a TypeError per row
-        raise SpecError(f"{where}: Faker provider {name!r} needs arguments ({', '.join(needs)}); use one that takes none")
+        raise SpecError(
+            f"{where}: Faker provider {name!r} needs arguments ({', '.join(needs)}); use one that takes none"
+        )
     return fn
 
 
@@ -76,8 +119,17 @@ def _faker(locale: str) -> Faker:
 
 
 class _FieldGen:
-    def __init__(self, spec: EnvSpec, ent: EntitySpec, f: FieldSpec, gen: GeneratorSpec,
-                 keys: dict[str, list[Any]], clock: dt.datetime, locale: str, seed: int):
+    def __init__(
+        self,
+        spec: EnvSpec,
+        ent: EntitySpec,
+        f: FieldSpec,
+        gen: GeneratorSpec,
+        keys: dict[str, list[Any]],
+        clock: dt.datetime,
+        locale: str,
+        seed: int,
+    ):
         self.f = f
         self.gen = gen
         self.keys = keys
@@ -94,7 +146,9 @@ class _FieldGen:
         if gen.kind == "ref":
             target = f.ref
             if target is None:
-                raise SpecError(f"{spec.name}: seed {ent.name}.{f.name}: 'ref' generator on a field without ref")
+                raise SpecError(
+                    f"{spec.name}: seed {ent.name}.{f.name}: 'ref' generator on a field without ref"
+                )
             self._target = target
 
     def _check(self, g: GeneratorSpec, depth: int = 0) -> None:
@@ -117,7 +171,9 @@ class _FieldGen:
     def __call__(self, i: int, row: dict[str, Any]) -> Any:
         v = self._make(self.gen, i, row)
         if self.f.type == FieldType.string and isinstance(v, (int, float)) and not isinstance(v, bool):
-            v = f"{v:.{self.gen.decimals}f}" if isinstance(v, float) else str(v)  # a number the API writes as text
+            v = (
+                f"{v:.{self.gen.decimals}f}" if isinstance(v, float) else str(v)
+            )  # a number the API writes as text
         if (self.gen.unique or self.f.unique) and v is not None:  # NULLs never clash in SQLite
             base, n = v, self._suffix.get(v, 1)
             while v in self.seen:
@@ -138,7 +194,9 @@ class _FieldGen:
             vals = g.values or [None]
             return rng.choices(vals, weights=g.weights)[0] if g.weights else vals[rng.randrange(len(vals))]
         if k == "int":
-            return rng.randint(int(g.min if g.min is not None else 0), int(g.max if g.max is not None else 100))
+            return rng.randint(
+                int(g.min if g.min is not None else 0), int(g.max if g.max is not None else 100)
+            )
         if k == "float":
             lo = g.min if g.min is not None else 0.0
             hi = g.max if g.max is not None else 100.0
@@ -163,8 +221,10 @@ class _FieldGen:
                 return v
             if isinstance(v, (dt.date, dt.time, dt.timedelta, Decimal, UUID)):
                 return str(v)
-            raise SpecError(f"seed {self.ent.name}.{self.f.name}: Faker provider {g.provider!r} gives a "
-                            f"{type(v).__name__}, not one value a field can hold")
+            raise SpecError(
+                f"seed {self.ent.name}.{self.f.name}: Faker provider {g.provider!r} gives a "
+                f"{type(v).__name__}, not one value a field can hold"
+            )
         if k == "pattern":
             pat = g.pattern or "????"
             # '{{provider}}' tokens name Faker providers (parse checks them against Faker's own
@@ -183,7 +243,9 @@ class _FieldGen:
             inner = g.inner or GeneratorSpec(kind="const")
             n = rng.randint(max(0, lo), max(lo, min(hi, 20)))
             items = [self._make(inner, i, row) for _ in range(n)]
-            return list(dict.fromkeys(items)) if all(isinstance(x, (str, int, float)) for x in items) else items
+            return (
+                list(dict.fromkeys(items)) if all(isinstance(x, (str, int, float)) for x in items) else items
+            )
         if k == "object":
             return {name: self._make(sub, i, row) for name, sub in sorted((g.properties or {}).items())}
         if k == "offset":
@@ -192,10 +254,15 @@ class _FieldGen:
             if base is None:
                 return None
             if isinstance(base, str) and "T" in base:
-                return (dt.datetime.fromisoformat(base) + dt.timedelta(hours=rng.uniform(lo, hi))).replace(
-                    second=0, microsecond=0).isoformat(timespec="seconds")
+                return (
+                    (dt.datetime.fromisoformat(base) + dt.timedelta(hours=rng.uniform(lo, hi)))
+                    .replace(second=0, microsecond=0)
+                    .isoformat(timespec="seconds")
+                )
             if isinstance(base, str):
-                return (dt.date.fromisoformat(base) + dt.timedelta(days=rng.randint(int(lo), int(hi)))).isoformat()
+                return (
+                    dt.date.fromisoformat(base) + dt.timedelta(days=rng.randint(int(lo), int(hi)))
+                ).isoformat()
             return round(base + rng.uniform(lo, hi), g.decimals)
         raise SpecError(f"unknown generator kind {k!r}")
 
@@ -233,12 +300,18 @@ def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
         n = es.rows if es else 0
         explicit = es.fields if es else {}
         # Fields generated from other fields of the row (offset) come last.
-        fields = sorted(ent.fields, key=lambda f: 1 if (explicit.get(f.name) and explicit[f.name].kind == "offset") else 0)
+        fields = sorted(
+            ent.fields, key=lambda f: 1 if (explicit.get(f.name) and explicit[f.name].kind == "offset") else 0
+        )
         gens = []
         for f in fields:
             g = explicit.get(f.name)
-            if g is not None and g.kind == "const" and g.value in ({}, []) and f.type in (FieldType.object,
-                                                                                        FieldType.array):
+            if (
+                g is not None
+                and g.kind == "const"
+                and g.value in ({}, [])
+                and f.type in (FieldType.object, FieldType.array)
+            ):
                 g = None  # an empty example says nothing about the shape: seed believable parts instead
             g = g or default_generator(ent, f, clock)
             if f.ref == ent.name and g.kind == "ref":
@@ -253,7 +326,8 @@ def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
                 v = gen(i, row)
                 if v is None and not f.nullable and f.name != ent.primary_key and f.ref:
                     raise SpecError(
-                        f"{spec.name}: seed {ent.name}.{f.name} references {f.ref}, which has no seed rows")
+                        f"{spec.name}: seed {ent.name}.{f.name} references {f.ref}, which has no seed rows"
+                    )
                 row[f.name] = v
         apply_constraints(ent, table, clock, spec.seed.seed)
         rows: list[tuple] = [tuple(_coerce(f, row[f.name]) for f in ent.fields) for row in table]

@@ -71,8 +71,14 @@ class Session:
         if conn is None:
             if self.closed:
                 raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
-            conn = harden(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None,
-                                          cached_statements=STATEMENT_CACHE))
+            conn = harden(
+                sqlite3.connect(
+                    ":memory:",
+                    check_same_thread=False,
+                    isolation_level=None,
+                    cached_statements=STATEMENT_CACHE,
+                )
+            )
             conn.deserialize(self._base)
             conn.execute("PRAGMA foreign_keys = ON")
             self._conn = conn
@@ -194,8 +200,10 @@ class Session:
     def snapshot(self) -> Snapshot:
         """The current state, to start other sessions from (task initial states)."""
         self.state_hash()
-        self.conn.executemany(f"UPDATE {SEQ_TABLE} SET next = ? WHERE entity = ?",
-                              [(v, k) for k, v in sorted(self._seq.items())])
+        self.conn.executemany(
+            f"UPDATE {SEQ_TABLE} SET next = ? WHERE entity = ?",
+            [(v, k) for k, v in sorted(self._seq.items())],
+        )
         return Snapshot(self.conn.serialize(), dict(self._sums), dict(self._seq))
 
     def get_row(self, entity: str, key: Any) -> dict[str, Any] | None:
@@ -237,7 +245,7 @@ class Session:
                 self._conn = None
             self.closed = True
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -249,7 +257,9 @@ class Session:
         hint = self._finder_hint(e.name)
         return NotFoundError(
             f"{t.name}: {e.name} {json.dumps(value)} not found (argument '{arg or e.pk}'){hint}",
-            tool=t.name, argument=arg)
+            tool=t.name,
+            argument=arg,
+        )
 
     def _finder_hint(self, entity: str) -> str:
         for name, tt in self.env._tools.items():
@@ -306,8 +316,10 @@ class Session:
             w = (" WHERE " + " AND ".join(where)) if where else ""
             direction = "DESC" if desc else "ASC"
             tiebreak = f", {_q(e.pk)} ASC" if sort_by != e.pk else ""
-            sql = (f"SELECT {e.collist} FROM {_q(e.name)}{w} "
-                   f"ORDER BY {_q(sort_by)} {direction}{tiebreak} LIMIT ? OFFSET ?")
+            sql = (
+                f"SELECT {e.collist} FROM {_q(e.name)}{w} "
+                f"ORDER BY {_q(sort_by)} {direction}{tiebreak} LIMIT ? OFFSET ?"
+            )
             if len(t._sql_cache) >= _SQL_CACHE_MAX:
                 t._sql_cache.clear()
             t._sql_cache[key] = sql
@@ -329,7 +341,9 @@ class Session:
                 arg = argmap.get(col, col)
                 raise NotFoundError(
                     f"{t.name}: {target} {json.dumps(v)} not found (argument '{arg}'){self._finder_hint(target)}",
-                    tool=t.name, argument=arg)
+                    tool=t.name,
+                    argument=arg,
+                )
 
     def _path_value(self, t: _Tool, row: dict[str, Any], path: str) -> Any:
         if "." not in path:
@@ -356,9 +370,18 @@ class Session:
                 if c.message:
                     msg = c.message
                 else:
-                    want = {"eq": "be", "ne": "not be", "in": "be one of", "not_in": "not be one of",
-                            "gt": "be >", "gte": "be >=", "lt": "be <", "lte": "be <=",
-                            "is_null": "be empty", "not_null": "be set"}[c.op]
+                    want = {
+                        "eq": "be",
+                        "ne": "not be",
+                        "in": "be one of",
+                        "not_in": "not be one of",
+                        "gt": "be >",
+                        "gte": "be >=",
+                        "lt": "be <",
+                        "lte": "be <=",
+                        "is_null": "be empty",
+                        "not_null": "be set",
+                    }[c.op]
                     exp = "" if c.op in ("is_null", "not_null") else f" {json.dumps(expected)}"
                     msg = f"{c.field} is {json.dumps(actual)} but must {want}{exp}"
                 if key is not None:
@@ -370,7 +393,9 @@ class Session:
                     what = t.ent.name
                 raise PreconditionError(f"{t.name}: cannot {t.verb} {what}: {msg}", tool=t.name)
 
-    def _effect_value(self, t: _Tool, ef, row: dict[str, Any], a: dict[str, Any], current: Any, ftype: FieldType) -> Any:
+    def _effect_value(
+        self, t: _Tool, ef, row: dict[str, Any], a: dict[str, Any], current: Any, ftype: FieldType
+    ) -> Any:
         if ef.uses_set:
             return ef.set
         if ef.param is not None:
@@ -462,7 +487,9 @@ class Session:
         row.update(own)
         for c in e.cols:
             if row[c] is None and c not in e.nullable and c != e.pk:
-                raise ArgumentError(f"{t.name}: {e.name}.{c} must be set; pass it as an argument", tool=t.name, argument=c)
+                raise ArgumentError(
+                    f"{t.name}: {e.name}.{c} must be set; pass it as an argument", tool=t.name, argument=c
+                )
         vals = e.db_row(row)
         auto_pk = row[e.pk] is None
         key = ("auto",) if auto_pk else ("all",)
@@ -472,7 +499,9 @@ class Session:
             sql = f"INSERT INTO {_q(e.name)} ({', '.join(_q(c) for c in cols)}) VALUES ({', '.join('?' * len(cols))})"
             e.insert_sql[key] = sql
         pk_i = e.idx[e.pk]
-        cur = self._c.execute(sql, [v for i, v in enumerate(vals) if not (auto_pk and i == pk_i)] if auto_pk else vals)
+        cur = self._c.execute(
+            sql, [v for i, v in enumerate(vals) if not (auto_pk and i == pk_i)] if auto_pk else vals
+        )
         if auto_pk:
             vals[pk_i] = cur.lastrowid
         self._call_touched.append((e.name, vals[pk_i], None))
@@ -516,14 +545,18 @@ class Session:
         for table, col in e.referenced_by:
             if table == e.name:
                 # a row that references itself (parent_id = own id) does not block its own delete
-                hit = self._c.execute(f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? AND {_q(e.pk)} != ? LIMIT 1",
-                                        (key, key)).fetchone()
+                hit = self._c.execute(
+                    f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? AND {_q(e.pk)} != ? LIMIT 1", (key, key)
+                ).fetchone()
             else:
-                hit = self._c.execute(f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? LIMIT 1", (key,)).fetchone()
+                hit = self._c.execute(
+                    f"SELECT 1 FROM {_q(table)} WHERE {_q(col)} = ? LIMIT 1", (key,)
+                ).fetchone()
             if hit is not None:
                 raise ConstraintError(
                     f"{t.name}: cannot delete {e.name} {json.dumps(key)}: it is still referenced by a {table} ({col})",
-                    tool=t.name)
+                    tool=t.name,
+                )
         self._apply_effects(t, row, a, {})
         self._c.execute(e.sql_delete, (key,))
         self._call_touched.append((e.name, key, old))
@@ -556,12 +589,16 @@ class Session:
             cols = msg.split(":", 1)[1].strip()
             col = cols.split(".")[-1]
             arg = next((p for p, f in t.field_params if f == col), col)
-            return ConstraintError(f"{t.name}: another {t.ent.name} already has this {col}; choose a different '{arg}'",
-                                   tool=t.name, argument=arg)
+            return ConstraintError(
+                f"{t.name}: another {t.ent.name} already has this {col}; choose a different '{arg}'",
+                tool=t.name,
+                argument=arg,
+            )
         if msg.startswith("NOT NULL constraint failed"):
             col = msg.split(":", 1)[1].strip().split(".")[-1]
             return ArgumentError(f"{t.name}: {col} must be set", tool=t.name, argument=col)
         if "FOREIGN KEY" in msg:
-            return ConstraintError(f"{t.name}: the change would break a reference between records", tool=t.name)
+            return ConstraintError(
+                f"{t.name}: the change would break a reference between records", tool=t.name
+            )
         return ConstraintError(f"{t.name}: {msg}", tool=t.name)
-

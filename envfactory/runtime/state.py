@@ -87,8 +87,9 @@ def _check(spec: EnvSpec, conn: sqlite3.Connection, source: str) -> None:
     if schema != want:
         extra = sorted(f"{t} {n}" for t, n, _, _ in schema - want)
         missing = sorted(f"{t} {n}" for t, n, _, _ in want - schema)
-        parts = ([f"unexpected or changed: {', '.join(extra[:5])}"] if extra else []) + \
-                ([f"missing or changed: {', '.join(missing[:5])}"] if missing else [])
+        parts = ([f"unexpected or changed: {', '.join(extra[:5])}"] if extra else []) + (
+            [f"missing or changed: {', '.join(missing[:5])}"] if missing else []
+        )
         raise StateError(f"{what}: its schema differs from the spec's ({'; '.join(parts)})")
     problems = [r[0] for r in conn.execute("PRAGMA integrity_check(5)").fetchall()]
     if problems != ["ok"]:
@@ -97,18 +98,24 @@ def _check(spec: EnvSpec, conn: sqlite3.Connection, source: str) -> None:
         raise StateError(f"{what}: some rows reference rows that do not exist")
     for entity, sql in _bad_values_sql(spec):
         if conn.execute(sql).fetchone() is not None:
-            raise StateError(f"{what}: table {entity} holds values the runtime cannot return "
-                             "(a blob, an infinite number, or invalid JSON)")
+            raise StateError(
+                f"{what}: table {entity} holds values the runtime cannot return "
+                "(a blob, an infinite number, or invalid JSON)"
+            )
     names = [e.name for e in spec.entities]
     marks = ", ".join("?" * len(names))
-    bad_seq = conn.execute(f"SELECT 1 FROM {SEQ_TABLE} WHERE typeof(next) != 'integer' OR next < 1 "
-                           f"OR next > 9223372036854775000 OR entity NOT IN ({marks}) LIMIT 1", names).fetchone()
+    bad_seq = conn.execute(
+        f"SELECT 1 FROM {SEQ_TABLE} WHERE typeof(next) != 'integer' OR next < 1 "
+        f"OR next > 9223372036854775000 OR entity NOT IN ({marks}) LIMIT 1",
+        names,
+    ).fetchone()
     if bad_seq is not None:
         raise StateError(f"{what}: its id counters ({SEQ_TABLE}) are not the spec's")
 
 
-def open_state(spec: EnvSpec, data: bytes, *, source: str = "state",
-               timeout_s: float | None = None) -> sqlite3.Connection:
+def open_state(
+    spec: EnvSpec, data: bytes, *, source: str = "state", timeout_s: float | None = None
+) -> sqlite3.Connection:
     """An in-memory, hardened connection over ``data`` once it passes every check above
     (the caller closes it); else a one-line ``StateError``. ``timeout_s`` bounds the checks
     and what the caller then runs on the connection (default: ``STATE_CHECK_SECONDS`` plus
@@ -138,7 +145,9 @@ def open_state(spec: EnvSpec, data: bytes, *, source: str = "state",
     except sqlite3.OperationalError as e:
         conn.close()
         if "interrupted" in str(e):
-            raise StateError(f"{source}: checking the state took longer than {timeout_s:g} s; refused") from None
+            raise StateError(
+                f"{source}: checking the state took longer than {timeout_s:g} s; refused"
+            ) from None
         raise StateError(f"{source}: not a usable state of environment '{spec.name}': {e}") from None
     except (sqlite3.Error, OverflowError, ValueError) as e:
         conn.close()

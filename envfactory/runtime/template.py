@@ -30,7 +30,14 @@ from ..errors import SpecError, StateError
 from ..spec import EnvSpec, FieldType, entity_order, spec_digest
 from .seed import build_seed_rows
 
-__all__ = ["build_metadata", "build_template", "load_or_build_template", "expected_schema", "SEQ_TABLE", "META_TABLE"]
+__all__ = [
+    "build_metadata",
+    "build_template",
+    "load_or_build_template",
+    "expected_schema",
+    "SEQ_TABLE",
+    "META_TABLE",
+]
 
 # Bump when seeding or DDL changes what a spec materializes to: cached templates (and the
 # cassettes recorded on them) are keyed by the spec digest *and* this version.
@@ -63,15 +70,17 @@ def build_metadata(spec: EnvSpec) -> MetaData:
                 target = spec.entity(f.ref)
                 args.append(ForeignKey(f"{target.name}.{target.primary_key}"))
             is_pk = f.name == ent.primary_key
-            cols.append(Column(
-                f.name,
-                _SA_TYPES[f.type](),
-                *args,
-                primary_key=is_pk,
-                nullable=f.nullable and not is_pk,
-                unique=f.unique and not is_pk,
-                autoincrement=is_pk and f.type == FieldType.integer,
-            ))
+            cols.append(
+                Column(
+                    f.name,
+                    _SA_TYPES[f.type](),
+                    *args,
+                    primary_key=is_pk,
+                    nullable=f.nullable and not is_pk,
+                    unique=f.unique and not is_pk,
+                    autoincrement=is_pk and f.type == FieldType.integer,
+                )
+            )
         Table(ent.name, md, *cols)
     Table(SEQ_TABLE, md, Column("entity", String, primary_key=True), Column("next", Integer, nullable=False))
     Table(META_TABLE, md, Column("key", String, primary_key=True), Column("value", String, nullable=False))
@@ -121,8 +130,10 @@ def build_template(spec: EnvSpec) -> bytes:
         except (ValueError, TypeError, OverflowError, ArithmeticError) as e:
             # a generator whose values do not fit its field (text for an integer, a Faker
             # provider that fails): the recipe's fault, said in one line
-            raise SpecError(f"{spec.name}: seed: the recipe makes values its fields cannot hold: "
-                            f"{' '.join(str(e).split())[:300]}") from None
+            raise SpecError(
+                f"{spec.name}: seed: the recipe makes values its fields cannot hold: "
+                f"{' '.join(str(e).split())[:300]}"
+            ) from None
         try:
             with conn:
                 for ent in entity_order(spec):
@@ -135,7 +146,9 @@ def build_template(spec: EnvSpec) -> bytes:
                 conn.execute(f"INSERT INTO {META_TABLE} VALUES ('spec_digest', ?)", (_template_key(spec),))
         except (sqlite3.Error, OverflowError) as e:
             # e.g. a text id generated for an integer key: the seed recipe, not our bug
-            raise SpecError(f"{spec.name}: seed {ent.name}: the generated rows do not fit the table: {e}") from None
+            raise SpecError(
+                f"{spec.name}: seed {ent.name}: the generated rows do not fit the table: {e}"
+            ) from None
         conn.execute("VACUUM")
         return conn.serialize()
     finally:

@@ -12,7 +12,8 @@ import datetime as dt
 import json
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import ArgumentError
 from ..spec import DATE_PATTERN, DATETIME_PATTERN, MAX_IN_ITEMS, FieldType, ParamSpec, ToolKind, ToolSpec
@@ -59,7 +60,9 @@ def _is_datetime(v: Any) -> bool:
 
 # SQLite stores integers as signed 64-bit; a larger one would be an OverflowError at bind time.
 INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
-MAX_TEXT_CHARS = 1 << 20  # one string argument, or one object/array argument as JSON (sessions allow 64 MiB rows)
+MAX_TEXT_CHARS = (
+    1 << 20
+)  # one string argument, or one object/array argument as JSON (sessions allow 64 MiB rows)
 
 
 def _is_text(v: Any) -> bool:
@@ -148,8 +151,10 @@ def _why_not(v: Any) -> str:
     if isinstance(v, str) and not _is_text(v):
         return " of encodable characters (no lone surrogates)"
     if isinstance(v, (dict, list)):
-        return (f" of finite numbers, 64-bit integers and encodable strings, at most {MAX_TEXT_CHARS:,} "
-                "characters as JSON")
+        return (
+            f" of finite numbers, 64-bit integers and encodable strings, at most {MAX_TEXT_CHARS:,} "
+            "characters as JSON"
+        )
     return ""
 
 
@@ -191,10 +196,19 @@ class ArgValidator:
     def _fail(self, arg: str | None, msg: str) -> ArgumentError:
         return ArgumentError(f"{self.tool.name}: {msg}", tool=self.tool.name, argument=arg)
 
-    def _check_value(self, name: str, ftype: FieldType, enum: list[str] | set[str] | None,
-                     lo: float | None, hi: float | None, v: Any) -> None:
+    def _check_value(
+        self,
+        name: str,
+        ftype: FieldType,
+        enum: list[str] | set[str] | None,
+        lo: float | None,
+        hi: float | None,
+        v: Any,
+    ) -> None:
         if not _CHECKS[ftype](v):
-            raise self._fail(name, f"argument '{name}' must be {_TYPE_WORD[ftype]}{_why_not(v)}, got {_show(v)}")
+            raise self._fail(
+                name, f"argument '{name}' must be {_TYPE_WORD[ftype]}{_why_not(v)}, got {_show(v)}"
+            )
         if enum is not None and v not in enum:
             allowed = ", ".join(sorted(map(str, enum)))
             raise self._fail(name, f"argument '{name}' must be one of [{allowed}], got {_show(v)}")
@@ -210,7 +224,9 @@ class ArgValidator:
             raise self._fail(None, f"arguments must be a JSON object, got {type(args).__name__}")
         for k in args:
             if k not in self.params and k not in self.extra:
-                raise self._fail(k, f"unknown argument '{k}'; valid arguments: {', '.join(self.allowed) or '(none)'}")
+                raise self._fail(
+                    k, f"unknown argument '{k}'; valid arguments: {', '.join(self.allowed) or '(none)'}"
+                )
         for r in self.required:
             if args.get(r) is None:
                 p = self.params[r]
@@ -226,7 +242,9 @@ class ArgValidator:
                     if not isinstance(v, list) or not v:
                         raise self._fail(k, f"argument '{k}' must be a non-empty JSON array")
                     if len(v) > MAX_IN_ITEMS:
-                        raise self._fail(k, f"argument '{k}' may list at most {MAX_IN_ITEMS} values, got {len(v):,}")
+                        raise self._fail(
+                            k, f"argument '{k}' may list at most {MAX_IN_ITEMS} values, got {len(v):,}"
+                        )
                     for item in v:
                         self._check_value(k, p.type, self._enums.get(k), p.minimum, p.maximum, item)
                 else:
@@ -239,4 +257,3 @@ class ArgValidator:
             if name not in out:
                 out[name] = default
         return out
-

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .config import ServeConfig
 
 __all__ = ["build_client_config"]
 
 
-def build_client_config(domain: str, envs: Sequence[str], config: ServeConfig, *,
-                        command: Sequence[str], root: Path) -> dict[str, Any]:
+def build_client_config(
+    domain: str, envs: Sequence[str], config: ServeConfig, *, command: Sequence[str], root: Path
+) -> dict[str, Any]:
     """What an MCP client needs to reach each environment.
 
     ``command`` launches envfactory (e.g. ``[".venv/bin/envfactory"]``); ``root`` is the

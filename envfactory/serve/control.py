@@ -41,7 +41,9 @@ def _err(status: int, error: str, message: str, **headers: str) -> JSONResponse:
 
 
 class _Control:
-    def __init__(self, pools: dict[str, SessionPool], config: ServeConfig, security: TransportSecuritySettings):
+    def __init__(
+        self, pools: dict[str, SessionPool], config: ServeConfig, security: TransportSecuritySettings
+    ):
         assert config.control_token
         self.pools = pools
         self.config = config
@@ -55,12 +57,18 @@ class _Control:
         auth = request.headers.get("authorization", "")
         scheme, _, given = auth.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self._token):
-            return None, _err(401, "unauthorized", "the control channel needs 'Authorization: Bearer <control token>'",
-                              **{"WWW-Authenticate": 'Bearer realm="envfactory-control"'})
+            return None, _err(
+                401,
+                "unauthorized",
+                "the control channel needs 'Authorization: Bearer <control token>'",
+                **{"WWW-Authenticate": 'Bearer realm="envfactory-control"'},
+            )
         env = request.path_params.get("env", "")
         pool = self.pools.get(env)
         if pool is None:
-            return None, _err(404, "unknown_env", f"no environment '{env}' here; served: {', '.join(sorted(self.pools))}")
+            return None, _err(
+                404, "unknown_env", f"no environment '{env}' here; served: {', '.join(sorted(self.pools))}"
+            )
         pool.sweep()
         return pool, None
 
@@ -73,7 +81,9 @@ class _Control:
         async for chunk in request.stream():
             body += chunk
             if len(body) > self.config.max_state_bytes:
-                return _err(413, "too_large", f"request body is over the limit of {self.config.max_state_bytes} bytes")
+                return _err(
+                    413, "too_large", f"request body is over the limit of {self.config.max_state_bytes} bytes"
+                )
         try:
             payload = json.loads(body) if body.strip() else {}
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
@@ -91,7 +101,9 @@ class _Control:
                 snapshot = decode_state_b64(pool.env, payload["state_b64"])
             elif isinstance(payload.get("state_path"), str):
                 roots = self.config.state_roots
-                snapshot = load_state_file(pool.env, resolve_state_path(pool.env, payload["state_path"], roots))
+                snapshot = load_state_file(
+                    pool.env, resolve_state_path(pool.env, payload["state_path"], roots)
+                )
             elif payload:
                 return _err(400, "bad_request", "state_b64 and state_path must be strings")
             ps = pool.open(snapshot, origin="control")
@@ -116,17 +128,25 @@ class _Control:
             return bad
         assert pool is not None
         now = pool.clock()
-        return JSONResponse({
-            "env": pool.env.name,
-            "open": pool.open_count,
-            "max_sessions": pool.max_sessions,
-            "sessions": [
-                {"session_id": ps.id, "origin": ps.origin, "calls": ps.calls, "attached": ps.attached,
-                 "idle_s": round(now - ps.last_used, 3)}
-                for ps in pool.sessions() if ps.origin == "control"
-            ],
-            "mcp_sessions": sum(1 for ps in pool.sessions() if ps.origin == "mcp"),
-        })
+        return JSONResponse(
+            {
+                "env": pool.env.name,
+                "open": pool.open_count,
+                "max_sessions": pool.max_sessions,
+                "sessions": [
+                    {
+                        "session_id": ps.id,
+                        "origin": ps.origin,
+                        "calls": ps.calls,
+                        "attached": ps.attached,
+                        "idle_s": round(now - ps.last_used, 3),
+                    }
+                    for ps in pool.sessions()
+                    if ps.origin == "control"
+                ],
+                "mcp_sessions": sum(1 for ps in pool.sessions() if ps.origin == "mcp"),
+            }
+        )
 
     def _lookup(self, pool: SessionPool, request: Request) -> Any:
         try:
@@ -142,8 +162,15 @@ class _Control:
         if isinstance(ps, Response):
             return ps
         s = ps.session
-        return JSONResponse({"session_id": ps.id, "hash": s.state_hash(), "diff": s.diff().to_dict(),
-                             "calls": s.calls, "attached": ps.attached})
+        return JSONResponse(
+            {
+                "session_id": ps.id,
+                "hash": s.state_hash(),
+                "diff": s.diff().to_dict(),
+                "calls": s.calls,
+                "attached": ps.attached,
+            }
+        )
 
     async def snapshot(self, request: Request) -> Response:
         pool, bad = await self._guard(request)
@@ -153,8 +180,13 @@ class _Control:
         if isinstance(ps, Response):
             return ps
         snap = ps.session.snapshot()
-        return JSONResponse({"session_id": ps.id, "hash": ps.session.state_hash(),
-                             "state_b64": base64.b64encode(snap.data).decode()})
+        return JSONResponse(
+            {
+                "session_id": ps.id,
+                "hash": ps.session.state_hash(),
+                "state_b64": base64.b64encode(snap.data).decode(),
+            }
+        )
 
     async def delete(self, request: Request) -> Response:
         pool, bad = await self._guard(request)
@@ -189,8 +221,11 @@ def _reward_request(payload: Any) -> tuple[RewardSpec, str, list[CallRecord]] | 
     if not isinstance(calls, list) or len(calls) > _MAX_CALLS:
         return f"calls must be a list of at most {_MAX_CALLS} {{tool, args, ok, error, writes}} records"
     try:
-        return (RewardSpec.model_validate(payload["reward_spec"]), answer,
-                [CallRecord.model_validate(c) for c in calls])
+        return (
+            RewardSpec.model_validate(payload["reward_spec"]),
+            answer,
+            [CallRecord.model_validate(c) for c in calls],
+        )
     except ValidationError as e:
         first = e.errors()[0]
         return f"{'.'.join(str(x) for x in first['loc'])}: {first['msg']}"
@@ -214,7 +249,11 @@ class _Reward:
         async for chunk in request.stream():
             body += chunk
             if len(body) > self.c.config.max_state_bytes:
-                return _err(413, "too_large", f"request body is over the limit of {self.c.config.max_state_bytes} bytes")
+                return _err(
+                    413,
+                    "too_large",
+                    f"request body is over the limit of {self.c.config.max_state_bytes} bytes",
+                )
         try:
             got = _reward_request(json.loads(body) if body.strip() else None)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
@@ -223,13 +262,19 @@ class _Reward:
             return _err(400, "bad_request", got)
         spec, answer, calls = got
         s = ps.session
-        res = score_trajectory(spec, final_state_hash=s.state_hash(), final_diff=s.diff().to_dict(),
-                               calls=list[Any](calls), final_answer=answer)
+        res = score_trajectory(
+            spec,
+            final_state_hash=s.state_hash(),
+            final_diff=s.diff().to_dict(),
+            calls=list[Any](calls),
+            final_answer=answer,
+        )
         return JSONResponse({"session_id": ps.id, "hash": s.state_hash(), "reward": res.model_dump()})
 
 
-def build_control_routes(pools: dict[str, SessionPool], config: ServeConfig,
-                         security: TransportSecuritySettings) -> list[Route]:
+def build_control_routes(
+    pools: dict[str, SessionPool], config: ServeConfig, security: TransportSecuritySettings
+) -> list[Route]:
     """Starlette routes of the control channel (empty when no control token is configured)."""
     if not config.control_token:
         return []

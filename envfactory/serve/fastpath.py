@@ -27,15 +27,13 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pydantic_core
-from mcp_types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse, RequestId, jsonrpc_message_adapter
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.runner import ServerRunner
 from mcp.server.streamable_http import (
@@ -50,6 +48,15 @@ from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
+from mcp_types import (
+    ErrorData,
+    JSONRPCError,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+    jsonrpc_message_adapter,
+)
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
@@ -87,11 +94,14 @@ def missing_sdk_state(obj: object, names: tuple[str, ...]) -> list[str]:
 def _report_once(reason: str) -> None:
     if reason not in _reported:
         _reported.add(reason)
-        logger.warning("serve fast path off: %s; tools/call goes through the SDK (same answers, more CPU)", reason)
+        logger.warning(
+            "serve fast path off: %s; tools/call goes through the SDK (same answers, more CPU)", reason
+        )
 
 
-def sdk_session_transport(manager: StreamableHTTPSessionManager, session_id: str,
-                          scope: Scope) -> StreamableHTTPServerTransport | None:
+def sdk_session_transport(
+    manager: StreamableHTTPSessionManager, session_id: str, scope: Scope
+) -> StreamableHTTPServerTransport | None:
     """The transport of a live stateful session that this request's credential may use, else None.
 
     Private SDK state (mcp 2.3 ``StreamableHTTPSessionManager._server_instances`` and
@@ -132,6 +142,7 @@ def hold_sdk_session(transport: StreamableHTTPServerTransport) -> Iterator[None]
 
 # ---- the fast path --------------------------------------------------------------------------------
 
+
 @dataclass
 class _DispatchContext:
     """The per-request ``DispatchContext`` of a JSON-response POST.
@@ -149,7 +160,9 @@ class _DispatchContext:
     def can_send_request(self) -> bool:
         return False
 
-    async def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> dict[str, Any]:
+    async def send_raw_request(
+        self, method: str, params: Mapping[str, Any] | None, opts: Any = None
+    ) -> dict[str, Any]:
         raise NoBackChannelError(method)
 
     async def notify(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> None:
@@ -178,16 +191,23 @@ def _content_type_is_json(value: str) -> bool:
 class ToolCallFastPath:
     """ASGI app in front of the SDK's streamable-HTTP app of one environment (see the module doc)."""
 
-    def __init__(self, sdk_app: ASGIApp, manager: StreamableHTTPSessionManager, server: "EnvMCPServer",
-                 security: TransportSecuritySettings, max_body_bytes: int):
+    def __init__(
+        self,
+        sdk_app: ASGIApp,
+        manager: StreamableHTTPSessionManager,
+        server: EnvMCPServer,
+        security: TransportSecuritySettings,
+        max_body_bytes: int,
+    ):
         self.sdk_app = sdk_app
         self.manager = manager
         self.server = server
         self.max_body_bytes = max_body_bytes
         self._security = TransportSecurityMiddleware(security)
         self.fast_calls = 0  # requests answered here (tests and the benchmark read it)
-        gaps = ([f"StreamableHTTPSessionManager.{n}" for n in missing_sdk_state(manager, MANAGER_STATE)]
-                + [f"ServerRunner.{n}" for n in missing_sdk_state(ServerRunner, RUNNER_API)])
+        gaps = [f"StreamableHTTPSessionManager.{n}" for n in missing_sdk_state(manager, MANAGER_STATE)] + [
+            f"ServerRunner.{n}" for n in missing_sdk_state(ServerRunner, RUNNER_API)
+        ]
         # why the fast path is off (None: on); every request then goes to the SDK
         self.disabled: str | None = None
         if gaps:
@@ -198,8 +218,12 @@ class ToolCallFastPath:
         _report_once(reason)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (self.disabled is not None or scope["type"] != "http" or scope["method"] != "POST"
-                or not self.manager.json_response):
+        if (
+            self.disabled is not None
+            or scope["type"] != "http"
+            or scope["method"] != "POST"
+            or not self.manager.json_response
+        ):
             await self.sdk_app(scope, receive, send)
             return
         sid = version = length = ctype = None
@@ -230,8 +254,11 @@ class ToolCallFastPath:
                 self._disable(f"this mcp SDK's StreamableHTTPServerTransport has no {', '.join(gaps)}")
                 await self.sdk_app(scope, receive, send)
                 return
-        if transport is None or transport.is_terminated or (transport.idle_scope is not None
-                                                            and transport.idle_scope.cancel_called):
+        if (
+            transport is None
+            or transport.is_terminated
+            or (transport.idle_scope is not None and transport.idle_scope.cancel_called)
+        ):
             await self.sdk_app(scope, receive, send)
             return
         request = Request(scope, receive)
@@ -252,8 +279,12 @@ class ToolCallFastPath:
                 body += message.get("body", b"")
                 if len(body) > self.max_body_bytes or not message.get("more_body", False):
                     break
-            if (messages[-1]["type"] != "http.request" or messages[-1].get("more_body", False)
-                    or len(body) > self.max_body_bytes or transport.is_terminated):
+            if (
+                messages[-1]["type"] != "http.request"
+                or messages[-1].get("more_body", False)
+                or len(body) > self.max_body_bytes
+                or transport.is_terminated
+            ):
                 await self.sdk_app(scope, _replaying(messages, receive), send)
                 return
             req = self._tool_call(body)
@@ -262,8 +293,11 @@ class ToolCallFastPath:
                 return
             self.fast_calls += 1
             answer = await self._run(runner, req, Request(scope, _replaying(messages, receive)))
-            response = Response(answer.model_dump_json(by_alias=True, exclude_unset=True), status_code=200,
-                                headers={"Content-Type": CONTENT_TYPE_JSON, MCP_SESSION_ID_HEADER: session_id})
+            response = Response(
+                answer.model_dump_json(by_alias=True, exclude_unset=True),
+                status_code=200,
+                headers={"Content-Type": CONTENT_TYPE_JSON, MCP_SESSION_ID_HEADER: session_id},
+            )
             await response(scope, receive, send)
 
     @staticmethod
@@ -281,10 +315,13 @@ class ToolCallFastPath:
             return None
         return message if isinstance(message, JSONRPCRequest) else None
 
-    async def _run(self, runner: ServerRunner[Any], req: JSONRPCRequest,
-                   request: Request) -> JSONRPCResponse | JSONRPCError:
+    async def _run(
+        self, runner: ServerRunner[Any], req: JSONRPCRequest, request: Request
+    ) -> JSONRPCResponse | JSONRPCError:
         """What the SDK's dispatcher (``JSONRPCDispatcher._handle_request``) writes for this request."""
-        dctx = _DispatchContext(req.id, ServerMessageMetadata(request_context=request, can_send_request=False))
+        dctx = _DispatchContext(
+            req.id, ServerMessageMetadata(request_context=request, can_send_request=False)
+        )
         try:
             result = await runner.on_request(dctx, req.method, req.params)  # type: ignore[arg-type]
         except Exception as e:

@@ -144,8 +144,9 @@ class JsonRpcIdGuard:
             batch = raw if isinstance(raw, list) else [raw]
             why = next((w for m in batch if (w := _bad_id(m)) is not None), None)
         if why is not None:
-            await JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": why}},
-                               status_code=400)(scope, receive, send)
+            await JSONResponse(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": why}}, status_code=400
+            )(scope, receive, send)
             return
         queue = deque(messages)
 

@@ -59,9 +59,17 @@ class _BearerGuard:
             scheme, _, tok = given.partition(b" ")
             if scheme.lower() != b"bearer" or not hmac.compare_digest(tok.strip(), self._token):
                 resp = JSONResponse(
-                    {"jsonrpc": "2.0", "id": None,
-                     "error": {"code": -32001, "message": "unauthorized: send 'Authorization: Bearer <token>'"}},
-                    status_code=401, headers={"WWW-Authenticate": 'Bearer realm="envfactory-mcp"'})
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {
+                            "code": -32001,
+                            "message": "unauthorized: send 'Authorization: Bearer <token>'",
+                        },
+                    },
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="envfactory-mcp"'},
+                )
                 await resp(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -80,8 +88,11 @@ def _fast_path_class() -> Any:
     except ImportError as e:
         if not _fast_path_import_error:
             _fast_path_import_error.append(str(e))
-            logger.warning("serve fast path off: this mcp SDK lacks what it imports (%s); tools/call goes "
-                           "through the SDK (same answers, more CPU)", e)
+            logger.warning(
+                "serve fast path off: this mcp SDK lacks what it imports (%s); tools/call goes "
+                "through the SDK (same answers, more CPU)",
+                e,
+            )
         return None
     return ToolCallFastPath
 
@@ -92,11 +103,18 @@ def _endpoint_list(paths: list[str]) -> Callable[[Request], Any]:
     async def answer(request: Request) -> Response:
         if request.url.path.rstrip("/") in paths:  # a trailing slash: where Starlette would redirect
             return RedirectResponse(request.url.replace(path=request.url.path.rstrip("/")), status_code=307)
-        message = (f"no MCP endpoint at {request.url.path}: each environment is served at its own path; "
-                   f"use one of {', '.join(paths)}")
-        return JSONResponse({"jsonrpc": "2.0", "id": None,
-                             "error": {"code": -32601, "message": message, "data": {"endpoints": paths}}},
-                            status_code=404)
+        message = (
+            f"no MCP endpoint at {request.url.path}: each environment is served at its own path; "
+            f"use one of {', '.join(paths)}"
+        )
+        return JSONResponse(
+            {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": -32601, "message": message, "data": {"endpoints": paths}},
+            },
+            status_code=404,
+        )
 
     return answer
 
@@ -114,8 +132,9 @@ def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = Non
     if len(set(names)) != len(names):
         raise ServeError(f"environment names must be unique to share one server: {names}")
     hosts, origins = config.host_patterns()
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                         allowed_hosts=hosts, allowed_origins=origins)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
     servers: dict[str, EnvMCPServer] = {}
     fast_paths: dict[str, ToolCallFastPath] = {}
     managers: list[StreamableHTTPSessionManager] = []
@@ -136,8 +155,9 @@ def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = Non
         endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
         fast_path_cls = _fast_path_class() if config.fast_path and config.json_response else None
         if fast_path_cls is not None:  # the fast path answers plain JSON only
-            endpoint = fast_paths[env.name] = fast_path_cls(endpoint, manager, server, security,
-                                                            config.max_body_bytes)
+            endpoint = fast_paths[env.name] = fast_path_cls(
+                endpoint, manager, server, security, config.max_body_bytes
+            )
         endpoint = JsonRpcIdGuard(endpoint, config.max_body_bytes)
         routes.append(Route(mcp_path(env.name), endpoint=endpoint))
     pools: dict[str, SessionPool] = {n: s.pool for n, s in servers.items()}
@@ -149,7 +169,10 @@ def build_http_app(envs: Sequence[Environment], config: ServeConfig | None = Non
     routes.append(Route("/healthz", healthz, methods=["GET"]))
     # A client pointed at /mcp (or a misspelt environment) learns where the endpoints are.
     no_env = _endpoint_list([mcp_path(n) for n in names])
-    routes += [Route("/mcp", no_env, methods=_ANY_METHOD), Route("/mcp/{rest:path}", no_env, methods=_ANY_METHOD)]
+    routes += [
+        Route("/mcp", no_env, methods=_ANY_METHOD),
+        Route("/mcp/{rest:path}", no_env, methods=_ANY_METHOD),
+    ]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -191,8 +214,13 @@ def bind_listener(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve_http(envs: Sequence[Environment], config: ServeConfig | None = None, *, log_level: str = "warning",
-               on_listening: Callable[[str, int], None] | None = None) -> None:
+def serve_http(
+    envs: Sequence[Environment],
+    config: ServeConfig | None = None,
+    *,
+    log_level: str = "warning",
+    on_listening: Callable[[str, int], None] | None = None,
+) -> None:
     """Run the HTTP server until interrupted (uvicorn on ``config.host:config.port``).
 
     The socket listens before the server starts, so ``on_listening(host, port)`` is told the
@@ -207,8 +235,19 @@ def serve_http(envs: Sequence[Environment], config: ServeConfig | None = None, *
         on_listening(config.host, sock.getsockname()[1])
     # uvicorn's "auto" picks uvloop and httptools when they are installed (the `uvicorn[standard]`
     # extras), else asyncio and h11; with them the server spends about a third less CPU per call.
-    server = uvicorn.Server(uvicorn.Config(app, host=config.host, port=config.port, log_level=log_level, lifespan="on",
-                                           access_log=False, timeout_graceful_shutdown=2, loop="auto", http="auto"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=config.host,
+            port=config.port,
+            log_level=log_level,
+            lifespan="on",
+            access_log=False,
+            timeout_graceful_shutdown=2,
+            loop="auto",
+            http="auto",
+        )
+    )
     try:
         server.run(sockets=[sock])
     finally:

@@ -11,13 +11,21 @@ from __future__ import annotations
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Literal
 
 from ..errors import SessionGoneError, SessionLimitError
 from ..runtime import Environment, Session, Snapshot
 
-__all__ = ["SessionPool", "PooledSession", "SessionBudget", "SessionLimitError", "SessionGoneError", "process_rss"]
+__all__ = [
+    "SessionPool",
+    "PooledSession",
+    "SessionBudget",
+    "SessionLimitError",
+    "SessionGoneError",
+    "process_rss",
+]
 
 _GONE_MEMORY = 10_000  # how many ended session ids we remember, to say why one is gone
 _MIB = 1 << 20
@@ -89,8 +97,13 @@ class SessionBudget:
     memory has reached ``max_memory_bytes``; open sessions go on being served.
     """
 
-    def __init__(self, *, max_sessions: int | None = None, max_memory_bytes: int | None = None,
-                 rss: Callable[[], int | None] = process_rss):
+    def __init__(
+        self,
+        *,
+        max_sessions: int | None = None,
+        max_memory_bytes: int | None = None,
+        rss: Callable[[], int | None] = process_rss,
+    ):
         self.max_sessions = max_sessions
         self.max_memory_bytes = max_memory_bytes
         self.rss = rss
@@ -104,8 +117,10 @@ class SessionBudget:
         """Raise SessionLimitError when one more session would break the budget."""
         if self.max_sessions is not None and self.open_count() >= self.max_sessions:
             self.refused += 1
-            raise SessionLimitError(f"server is at its limit of {self.max_sessions} open sessions over all its "
-                                    "environments; close a session or retry later")
+            raise SessionLimitError(
+                f"server is at its limit of {self.max_sessions} open sessions over all its "
+                "environments; close a session or retry later"
+            )
         if self.max_memory_bytes is not None:
             rss = self.rss()
             if rss is not None and rss >= self.max_memory_bytes and memory_release.release():
@@ -114,7 +129,8 @@ class SessionBudget:
                 self.refused += 1
                 raise SessionLimitError(
                     f"server memory is {rss // _MIB} MiB, at its budget of {self.max_memory_bytes // _MIB} MiB: "
-                    "no new sessions until some close; retry later")
+                    "no new sessions until some close; retry later"
+                )
 
 
 @dataclass(eq=False)
@@ -167,7 +183,9 @@ class SessionPool:
     def sessions(self) -> list[PooledSession]:
         return list(self._open.values())
 
-    def open(self, snapshot: Snapshot | None = None, *, origin: Literal["mcp", "control"] = "mcp") -> PooledSession:
+    def open(
+        self, snapshot: Snapshot | None = None, *, origin: Literal["mcp", "control"] = "mcp"
+    ) -> PooledSession:
         """A new session at ``snapshot`` (default: the pool's initial state or the template)."""
         if len(self._open) >= self.max_sessions:
             self.sweep()
@@ -201,7 +219,9 @@ class SessionPool:
         if ps is None:
             why = self._gone.get(session_id)
             if why is None:
-                raise SessionGoneError(f"no session with id '{session_id[:64]}' on environment '{self.env.name}'")
+                raise SessionGoneError(
+                    f"no session with id '{session_id[:64]}' on environment '{self.env.name}'"
+                )
             raise SessionGoneError(f"session '{session_id[:64]}' {why}")
         self.use(ps)
         return ps
@@ -211,7 +231,9 @@ class SessionPool:
         if ps.gone is None:
             now = self.clock()
             if now - ps.last_used > self.idle_timeout:
-                self._end(ps, f"expired after {self.idle_timeout:g} s without requests and its state was discarded")
+                self._end(
+                    ps, f"expired after {self.idle_timeout:g} s without requests and its state was discarded"
+                )
             else:
                 ps.last_used = now
                 return
@@ -223,7 +245,9 @@ class SessionPool:
         if ps.origin != "control":
             raise SessionGoneError(f"session '{session_id[:64]}' was not created on the control channel")
         if ps.attached:
-            raise SessionGoneError(f"session '{session_id[:64]}' is already attached to another MCP connection")
+            raise SessionGoneError(
+                f"session '{session_id[:64]}' is already attached to another MCP connection"
+            )
         ps.attached += 1
         return ps
 
@@ -261,7 +285,9 @@ class SessionPool:
         now = self.clock()
         stale = [ps for ps in self._open.values() if now - ps.last_used > self.idle_timeout]
         for ps in stale:
-            self._end(ps, f"expired after {self.idle_timeout:g} s without requests and its state was discarded")
+            self._end(
+                ps, f"expired after {self.idle_timeout:g} s without requests and its state was discarded"
+            )
         return len(stale)
 
     def close_all(self) -> None:

@@ -21,13 +21,13 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp_types import INVALID_REQUEST, METHOD_NOT_FOUND
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.runner import ServerRunner, serve_loop
 from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_REQUEST, METHOD_NOT_FOUND
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
 from ..errors import RuntimeToolError, ServeError
@@ -89,18 +89,28 @@ class EnvMCPServer(Server[dict[str, Any]]):
         # Our middleware only; the SDK's default OpenTelemetry middleware costs ~15% per call.
         self.middleware = [self._on_initialize]
 
-    async def run(self, read_stream, write_stream, initialization_options, raise_exceptions: bool = False) -> None:
+    async def run(
+        self, read_stream, write_stream, initialization_options, raise_exceptions: bool = False
+    ) -> None:
         """Serve one stream connection in the handshake era only (per-session state needs it)."""
         async with self.lifespan(self) as state:
             try:
-                await serve_loop(self, read_stream, write_stream, lifespan_state=state,
-                                 init_options=initialization_options, raise_exceptions=raise_exceptions)
+                await serve_loop(
+                    self,
+                    read_stream,
+                    write_stream,
+                    lifespan_state=state,
+                    init_options=initialization_options,
+                    raise_exceptions=raise_exceptions,
+                )
             finally:
                 await write_stream.aclose()
 
     # ---- sessions ---------------------------------------------------------------------------
 
-    def _bind(self, ctx: ServerRequestContext[Any, Any], conn: Connection, attach_id: str | None) -> PooledSession:
+    def _bind(
+        self, ctx: ServerRequestContext[Any, Any], conn: Connection, attach_id: str | None
+    ) -> PooledSession:
         ps = self.pool.attach(attach_id) if attach_id else self.pool.open()
         conn.state[_KEY] = ps
         conn.exit_stack.callback(self.pool.release, ps)
@@ -119,7 +129,11 @@ class EnvMCPServer(Server[dict[str, Any]]):
     async def _on_initialize(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method == "initialize":
             conn = _connection(ctx)
-            if conn is not None and _KEY not in conn.state and conn.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            if (
+                conn is not None
+                and _KEY not in conn.state
+                and conn.protocol_version not in MODERN_PROTOCOL_VERSIONS
+            ):
                 try:
                     self._bind(ctx, conn, _header(ctx, SESSION_HEADER))
                 except ServeError as e:
@@ -147,7 +161,9 @@ class EnvMCPServer(Server[dict[str, Any]]):
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
         return {"tools": self._tools}
 
-    async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> dict[str, Any]:
         out = self._run_call(ctx, params)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             # 2026-era results must say they are complete: without it the SDK refuses the result
@@ -155,7 +171,9 @@ class EnvMCPServer(Server[dict[str, Any]]):
             out["resultType"] = "complete"
         return out
 
-    def _run_call(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> dict[str, Any]:
+    def _run_call(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> dict[str, Any]:
         name = params.name
         args = params.arguments or {}
         try:
@@ -166,20 +184,24 @@ class EnvMCPServer(Server[dict[str, Any]]):
         if ps.session.calls >= cfg.max_calls_per_session:
             return _error_result(
                 f"this session reached its limit of {cfg.max_calls_per_session} tool calls; start a new session",
-                "call_limit")
+                "call_limit",
+            )
         if args:
             size = len(_JSON(args))
             if size > cfg.max_argument_bytes:
                 return _error_result(
                     f"{name}: arguments are {size} bytes of JSON; the limit is {cfg.max_argument_bytes}",
-                    "argument_too_large")
+                    "argument_too_large",
+                )
         try:
             out = ps.session.call(name, args)
         except RuntimeToolError as e:
             return _error_result(str(e), e.code)
         except Exception:
             logger.exception("tool %s failed", name)
-            return _error_result(f"{name}: internal error in the environment; the state is unchanged", "internal")
+            return _error_result(
+                f"{name}: internal error in the environment; the state is unchanged", "internal"
+            )
         return {"content": [{"type": "text", "text": _JSON(out)}], "structuredContent": out, "isError": False}
 
 
@@ -220,12 +242,18 @@ async def _sweeping_lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any
 def build_budget(config: ServeConfig) -> SessionBudget:
     """The session and memory budget ``config`` sets, to share between the pools of one server."""
     mem = config.max_memory_mb
-    return SessionBudget(max_sessions=config.max_total_sessions,
-                         max_memory_bytes=None if mem is None else mem << 20)
+    return SessionBudget(
+        max_sessions=config.max_total_sessions, max_memory_bytes=None if mem is None else mem << 20
+    )
 
 
-def build_mcp_server(env: Environment, *, config: ServeConfig | None = None, pool: SessionPool | None = None,
-                     budget: SessionBudget | None = None) -> EnvMCPServer:
+def build_mcp_server(
+    env: Environment,
+    *,
+    config: ServeConfig | None = None,
+    pool: SessionPool | None = None,
+    budget: SessionBudget | None = None,
+) -> EnvMCPServer:
     """A low-level MCP server for ``env``: each MCP session gets its own runtime Session.
 
     ``pool`` (default: a new one sized by ``config``) holds the runtime sessions; the HTTP
@@ -237,7 +265,13 @@ def build_mcp_server(env: Environment, *, config: ServeConfig | None = None, poo
         initial = None
         if config.initial_state is not None:
             from .state import load_state_file
+
             initial = load_state_file(env, config.initial_state)
-        pool = SessionPool(env, max_sessions=config.max_sessions, idle_timeout=config.idle_timeout, initial=initial,
-                           budget=budget or build_budget(config))
+        pool = SessionPool(
+            env,
+            max_sessions=config.max_sessions,
+            idle_timeout=config.idle_timeout,
+            initial=initial,
+            budget=budget or build_budget(config),
+        )
     return EnvMCPServer(env, config=config, pool=pool)

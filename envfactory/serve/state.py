@@ -54,8 +54,10 @@ def resolve_state_path(env: Environment, path: str, roots: list[Path]) -> Path:
     except (OSError, ValueError) as e:
         raise StateError(f"state_path {path[:200]!r} is not a usable path: {e}") from e
     if not inside:
-        raise StateError(f"state_path {path!r} is outside the folders states may be read from "
-                         f"({', '.join(str(r) for r in allowed)})")
+        raise StateError(
+            f"state_path {path!r} is outside the folders states may be read from "
+            f"({', '.join(str(r) for r in allowed)})"
+        )
     if not is_file:
         raise StateError(f"state_path {path!r}: no such file")
     return p

@@ -92,12 +92,14 @@ def build_tool_list(spec: EnvSpec) -> list[dict[str, Any]]:
     """The ``tools/list`` entries (wire form, camelCase) of every tool of the spec."""
     out = []
     for t in spec.tools:
-        out.append({
-            "name": t.name,
-            "title": t.name.replace("_", " ").capitalize(),
-            "description": t.description,
-            "inputSchema": tool_input_schema(t),
-            "outputSchema": _local_datetimes(tool_output_schema(spec, t)),
-            "annotations": tool_annotations(t),
-        })
+        out.append(
+            {
+                "name": t.name,
+                "title": t.name.replace("_", " ").capitalize(),
+                "description": t.description,
+                "inputSchema": tool_input_schema(t),
+                "outputSchema": _local_datetimes(tool_output_schema(spec, t)),
+                "annotations": tool_annotations(t),
+            }
+        )
     return out

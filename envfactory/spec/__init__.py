@@ -45,10 +45,17 @@ from .roles import (
     is_person_entity,
     realistic_range,
 )
+from .schema import (
+    DATE_PATTERN,
+    DATETIME_PATTERN,
+    field_json_schema,
+    param_json_schema,
+    tool_input_schema,
+    tool_output_schema,
+)
 from .seed_defaults import default_generator, default_id_prefix
 from .seed_vocab import labels_for, titles_for
 from .task import Difficulty, GoldStep, Persona, RewardSpec, SubGoal, Task, load_tasks, write_tasks
-from .schema import DATE_PATTERN, DATETIME_PATTERN, field_json_schema, param_json_schema, tool_input_schema, tool_output_schema
 
 __all__ = [
     "DATE_PATTERN",

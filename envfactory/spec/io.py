@@ -16,8 +16,18 @@ from pydantic import ValidationError
 from ..errors import SpecError
 from .model import EnvSpec
 
-__all__ = ["load_spec", "save_spec", "dump_spec", "parse_spec", "spec_json_schema", "spec_digest", "find_specs",
-           "load_yaml_bounded", "YAML_MIN_EXPANSION_BUDGET", "YAML_EXPANSION_FACTOR"]
+__all__ = [
+    "load_spec",
+    "save_spec",
+    "dump_spec",
+    "parse_spec",
+    "spec_json_schema",
+    "spec_digest",
+    "find_specs",
+    "load_yaml_bounded",
+    "YAML_MIN_EXPANSION_BUDGET",
+    "YAML_EXPANSION_FACTOR",
+]
 
 SPEC_FILE = "env.yaml"
 
@@ -99,8 +109,10 @@ def load_yaml_bounded(text: str, loader: Any = None) -> Any:
             return ld.construct_document(root)
         budget = max(YAML_MIN_EXPANSION_BUDGET, YAML_EXPANSION_FACTOR * _distinct_nodes(root))
         if _expanded_nodes(root, budget) > budget:
-            raise ValueError(f"the document expands through aliases to more than {budget:,} nodes "
-                             "(an alias bomb?); refused")
+            raise ValueError(
+                f"the document expands through aliases to more than {budget:,} nodes "
+                "(an alias bomb?); refused"
+            )
         return ld.construct_document(root)
     finally:
         ld.dispose()
@@ -189,4 +201,6 @@ def find_specs(root: str | os.PathLike) -> list[Path]:
     r = Path(root)
     if (r / SPEC_FILE).is_file():
         return [r / SPEC_FILE]
-    return sorted(p for p in r.rglob(SPEC_FILE) if not any(part.startswith(".") for part in p.relative_to(r).parts))
+    return sorted(
+        p for p in r.rglob(SPEC_FILE) if not any(part.startswith(".") for part in p.relative_to(r).parts)
+    )

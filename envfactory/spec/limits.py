@@ -17,23 +17,23 @@ from typing import Any
 
 __all__ = ["SPEC_LIMITS", "check_generator", "check_entity_limits", "check_seed_limits", "check_names"]
 
-MAX_NAME_CHARS = 64            # entity, field, tool and parameter names (MCP tool names allow 64)
+MAX_NAME_CHARS = 64  # entity, field, tool and parameter names (MCP tool names allow 64)
 MAX_ENTITIES = 200
-MAX_FIELDS = 500               # per entity; SQLite's own limit is 2,000 columns
+MAX_FIELDS = 500  # per entity; SQLite's own limit is 2,000 columns
 MAX_TOOLS = 1_000
-MAX_PARAMS = 100               # per tool
-MAX_IN_ITEMS = 500             # values in one ``in`` filter argument (the tool's input schema says so)
-MAX_SEED_ROWS = 200_000        # per entity
+MAX_PARAMS = 100  # per tool
+MAX_IN_ITEMS = 500  # values in one ``in`` filter argument (the tool's input schema says so)
+MAX_SEED_ROWS = 200_000  # per entity
 MAX_TOTAL_SEED_ROWS = 1_000_000
-MAX_PATTERN_CHARS = 200        # a ``pattern`` generator's pattern
-MAX_PREFIX_CHARS = 32          # ``sequence`` prefix and a field's ``id_prefix``
-MAX_WIDTH = 32                 # ``sequence`` zero-padding
-MAX_CHOICES = 10_000           # values of a ``choice`` generator
-MAX_VALUE_CHARS = 4_096        # JSON size of one constant, choice value or field default
-MAX_BOUND = 1e15               # |min|, |max| of int/float/offset generators and parameter bounds
+MAX_PATTERN_CHARS = 200  # a ``pattern`` generator's pattern
+MAX_PREFIX_CHARS = 32  # ``sequence`` prefix and a field's ``id_prefix``
+MAX_WIDTH = 32  # ``sequence`` zero-padding
+MAX_CHOICES = 10_000  # values of a ``choice`` generator
+MAX_VALUE_CHARS = 4_096  # JSON size of one constant, choice value or field default
+MAX_BOUND = 1e15  # |min|, |max| of int/float/offset generators and parameter bounds
 MAX_DECIMALS = 12
-MAX_OFFSET = 100_000           # |min|, |max| of an ``offset`` from a date (days) or datetime (hours)
-MAX_GENERATOR_DEPTH = 8        # ``null_or`` nesting
+MAX_OFFSET = 100_000  # |min|, |max| of an ``offset`` from a date (days) or datetime (hours)
+MAX_GENERATOR_DEPTH = 8  # ``null_or`` nesting
 MIN_YEAR, MAX_YEAR = 1000, 8999  # dates a generator or the clock may name (offsets stay representable)
 RESERVED_PREFIXES = ("sqlite_",)  # SQLite's own tables (sqlite_master, sqlite_sequence ...)
 
@@ -115,7 +115,9 @@ def check_generator(g: Any, depth: int = 0) -> None:
 def _check_weights(g: Any) -> None:
     n = len(g.values or [])
     if len(g.weights) != n:
-        raise ValueError(f"weights has {len(g.weights)} entries but values has {n}; give one weight per value")
+        raise ValueError(
+            f"weights has {len(g.weights)} entries but values has {n}; give one weight per value"
+        )
     if any(not math.isfinite(w) or w < 0 for w in g.weights):
         raise ValueError("weights must be finite numbers >= 0")
     if n and sum(g.weights) <= 0:
@@ -124,14 +126,18 @@ def _check_weights(g: Any) -> None:
 
 def check_names(kind: str, name: str) -> None:
     if len(name) > MAX_NAME_CHARS:
-        raise ValueError(f"{kind} name {name[:MAX_NAME_CHARS]!r}... is longer than {MAX_NAME_CHARS} characters")
+        raise ValueError(
+            f"{kind} name {name[:MAX_NAME_CHARS]!r}... is longer than {MAX_NAME_CHARS} characters"
+        )
     if name.startswith(RESERVED_PREFIXES):
         raise ValueError(f"{kind} name {name!r}: names starting with 'sqlite_' are reserved by SQLite")
 
 
 def check_entity_limits(ent: Any) -> None:
     if len(ent.fields) > MAX_FIELDS:
-        raise ValueError(f"entity {ent.name!r} has {len(ent.fields):,} fields; at most {MAX_FIELDS} are allowed")
+        raise ValueError(
+            f"entity {ent.name!r} has {len(ent.fields):,} fields; at most {MAX_FIELDS} are allowed"
+        )
 
 
 def check_seed_limits(spec: Any) -> None:
@@ -151,5 +157,7 @@ def check_seed_limits(spec: Any) -> None:
             if f.ref and f.name != e.primary_key:
                 ix = f"ix_{e.name}_{f.name}"
                 if ix in owner:
-                    raise ValueError(f"{e.name}.{f.name}: its index name {ix!r} clashes with {owner[ix]}; rename one")
+                    raise ValueError(
+                        f"{e.name}.{f.name}: its index name {ix!r} clashes with {owner[ix]}; rename one"
+                    )
                 owner[ix] = f"the index of {e.name}.{f.name}"

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from functools import cached_property
 from enum import Enum
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -84,24 +84,39 @@ class FieldSpec(_Strict):
     nullable: bool = False
     default: Any = None
     unique: bool = False
-    ref: str | None = Field(default=None, description="Entity this field references (foreign key to its primary key).")
-    id_prefix: str | None = Field(default=None, description="For a string primary key: new ids are PREFIX + zero-padded number.")
-    role: FieldRole | None = Field(default=None, description="What the field means (envfactory.spec.roles); "
-                                   "inferred from its name and type when unset.")
-    examples: list[Any] | None = Field(default=None, description="Values the documentation gives; seed values are drawn from them.")
-    pattern: str | None = Field(default=None, description="Shape of a code: '#' a digit, '?' a letter (e.g. '??-####').")
+    ref: str | None = Field(
+        default=None, description="Entity this field references (foreign key to its primary key)."
+    )
+    id_prefix: str | None = Field(
+        default=None, description="For a string primary key: new ids are PREFIX + zero-padded number."
+    )
+    role: FieldRole | None = Field(
+        default=None,
+        description="What the field means (envfactory.spec.roles); "
+        "inferred from its name and type when unset.",
+    )
+    examples: list[Any] | None = Field(
+        default=None, description="Values the documentation gives; seed values are drawn from them."
+    )
+    pattern: str | None = Field(
+        default=None, description="Shape of a code: '#' a digit, '?' a letter (e.g. '??-####')."
+    )
     minimum: float | None = Field(default=None, description="Least believable value of a number.")
     maximum: float | None = Field(default=None, description="Largest believable value of a number.")
-    unit: str | None = Field(default=None, description="Currency (money) or unit (quantity, duration) of a number.")
+    unit: str | None = Field(
+        default=None, description="Currency (money) or unit (quantity, duration) of a number."
+    )
 
     @model_validator(mode="after")
-    def _check(self) -> "FieldSpec":
+    def _check(self) -> FieldSpec:
         if not _IDENT.fullmatch(self.name):
             raise ValueError(f"field name {self.name!r} must be snake_case")
         _limits.check_names("field", self.name)
         _limits.check_value_size(self.default, f"field {self.name!r} default")
         if self.id_prefix is not None and len(self.id_prefix) > _limits.MAX_PREFIX_CHARS:
-            raise ValueError(f"field {self.name!r}: id_prefix is longer than {_limits.MAX_PREFIX_CHARS} characters")
+            raise ValueError(
+                f"field {self.name!r}: id_prefix is longer than {_limits.MAX_PREFIX_CHARS} characters"
+            )
         if self.type == FieldType.enum and not self.enum:
             raise ValueError(f"field {self.name!r}: an enum field needs 'enum' values")
         if self.enum is not None and self.type not in (FieldType.enum, FieldType.string):
@@ -120,7 +135,9 @@ class EntitySpec(_Strict):
     fields: list[FieldSpec]
     display_field: str | None = Field(default=None, description="Human-readable name of a row (e.g. 'name').")
     constraints: list[ConstraintSpec] | None = Field(
-        default=None, description="Cross-field rules the rows keep (envfactory.spec.roles); inferred when unset.")
+        default=None,
+        description="Cross-field rules the rows keep (envfactory.spec.roles); inferred when unset.",
+    )
 
     def field(self, name: str) -> FieldSpec:
         for f in self.fields:
@@ -139,13 +156,28 @@ class EntitySpec(_Strict):
         """The field's role: as stated, else inferred from its name and type."""
         if f.role is not None:
             return f.role
-        return infer_role(self.name, f.name, f.type.value, enum=f.enum, description=f.description,
-                          example=(f.examples or [None])[0], primary_key=f.name == self.primary_key,
-                          ref=f.ref is not None, siblings=[g.name for g in self.fields])
+        return infer_role(
+            self.name,
+            f.name,
+            f.type.value,
+            enum=f.enum,
+            description=f.description,
+            example=(f.examples or [None])[0],
+            primary_key=f.name == self.primary_key,
+            ref=f.ref is not None,
+            siblings=[g.name for g in self.fields],
+        )
 
     def inferred_constraints(self) -> list[ConstraintSpec]:
-        facts = [(f.name, f.type.value, self.role_of(f), f.enum or (f.examples if self.role_of(f) == FieldRole.status
-                                                                     else None)) for f in self.fields]
+        facts = [
+            (
+                f.name,
+                f.type.value,
+                self.role_of(f),
+                f.enum or (f.examples if self.role_of(f) == FieldRole.status else None),
+            )
+            for f in self.fields
+        ]
         return infer_constraints(self.name, facts)
 
     def effective_constraints(self) -> list[ConstraintSpec]:
@@ -153,7 +185,7 @@ class EntitySpec(_Strict):
         return list(self.constraints) if self.constraints is not None else self.inferred_constraints()
 
     @model_validator(mode="after")
-    def _check(self) -> "EntitySpec":
+    def _check(self) -> EntitySpec:
         if not _IDENT.fullmatch(self.name):
             raise ValueError(f"entity name {self.name!r} must be snake_case")
         _limits.check_names("entity", self.name)
@@ -207,7 +239,7 @@ class ParamSpec(_Strict):
     maximum: float | None = None
 
     @model_validator(mode="after")
-    def _check(self) -> "ParamSpec":
+    def _check(self) -> ParamSpec:
         if not _IDENT.fullmatch(self.name):
             raise ValueError(f"parameter name {self.name!r} must be snake_case")
         _limits.check_names("parameter", self.name)
@@ -225,7 +257,9 @@ class Condition(_Strict):
     field: str
     op: Literal["eq", "ne", "in", "not_in", "gt", "gte", "lt", "lte", "is_null", "not_null"]
     value: Any = None
-    value_param: str | None = Field(default=None, description="Compare against this argument instead of a literal.")
+    value_param: str | None = Field(
+        default=None, description="Compare against this argument instead of a literal."
+    )
     message: str | None = Field(default=None, description="What the agent is told when the condition fails.")
 
 
@@ -236,22 +270,30 @@ class Effect(_Strict):
     set: Any = None
     param: str | None = Field(default=None, description="Write this argument's value.")
     now: bool = Field(default=False, description="Write the environment clock (date or datetime).")
-    copy_from: str | None = Field(default=None, description="Write the value of another field path, e.g. 'flight_id.price'.")
+    copy_from: str | None = Field(
+        default=None, description="Write the value of another field path, e.g. 'flight_id.price'."
+    )
     increment: float | None = Field(default=None, description="Add this number (negative to decrement).")
     increment_param: str | None = Field(default=None, description="Add this argument's value.")
-    increment_from: str | None = Field(default=None, description="Add the value of a field path of the row, e.g. 'passengers'.")
+    increment_from: str | None = Field(
+        default=None, description="Add the value of a field path of the row, e.g. 'passengers'."
+    )
     scale_param: str | None = Field(default=None, description="Multiply the copied value by this argument.")
-    negate_param: bool = Field(default=False, description="Subtract the increment (param or field) instead of adding it.")
+    negate_param: bool = Field(
+        default=False, description="Subtract the increment (param or field) instead of adding it."
+    )
 
     def _other_sources(self) -> int:
-        return sum([
-            self.param is not None,
-            self.now,
-            self.copy_from is not None,
-            self.increment is not None,
-            self.increment_param is not None,
-            self.increment_from is not None,
-        ])
+        return sum(
+            [
+                self.param is not None,
+                self.now,
+                self.copy_from is not None,
+                self.increment is not None,
+                self.increment_param is not None,
+                self.increment_from is not None,
+            ]
+        )
 
     @cached_property
     def uses_set(self) -> bool:
@@ -259,7 +301,7 @@ class Effect(_Strict):
         return self._other_sources() == 0
 
     @model_validator(mode="after")
-    def _one_source(self) -> "Effect":
+    def _one_source(self) -> Effect:
         n = self._other_sources()
         explicit_set = "set" in self.model_fields_set and self.set is not None
         if n > 1 or (n == 1 and explicit_set) or (n == 0 and "set" not in self.model_fields_set):
@@ -289,7 +331,9 @@ class ToolSpec(_Strict):
     sort: SortSpec | None = None
     page_size: int = 10
     max_page_size: int = 100
-    source: str | None = Field(default=None, description="Where in the documentation this tool came from (e.g. 'POST /bookings').")
+    source: str | None = Field(
+        default=None, description="Where in the documentation this tool came from (e.g. 'POST /bookings')."
+    )
 
     def param(self, name: str) -> ParamSpec:
         for p in self.params:
@@ -309,12 +353,14 @@ class ToolSpec(_Strict):
         return self.kind in (ToolKind.create, ToolKind.update, ToolKind.delete, ToolKind.action)
 
     @model_validator(mode="after")
-    def _check(self) -> "ToolSpec":
+    def _check(self) -> ToolSpec:
         if not _IDENT.fullmatch(self.name):
             raise ValueError(f"tool name {self.name!r} must be snake_case verb_object")
         _limits.check_names("tool", self.name)
         if len(self.params) > _limits.MAX_PARAMS:
-            raise ValueError(f"tool {self.name!r} has {len(self.params)} parameters; at most {_limits.MAX_PARAMS} are allowed")
+            raise ValueError(
+                f"tool {self.name!r} has {len(self.params)} parameters; at most {_limits.MAX_PARAMS} are allowed"
+            )
         names = [p.name for p in self.params]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
@@ -349,8 +395,22 @@ class GeneratorSpec(_Strict):
     - ``object``: an object whose ``properties`` are each made by their own generator
     """
 
-    kind: Literal["faker", "choice", "int", "float", "date", "datetime", "ref", "sequence", "pattern", "const", "null_or",
-                  "offset", "list", "object"]
+    kind: Literal[
+        "faker",
+        "choice",
+        "int",
+        "float",
+        "date",
+        "datetime",
+        "ref",
+        "sequence",
+        "pattern",
+        "const",
+        "null_or",
+        "offset",
+        "list",
+        "object",
+    ]
     provider: str | None = None
     values: list[Any] | None = None
     weights: list[float] | None = None
@@ -370,7 +430,7 @@ class GeneratorSpec(_Strict):
     properties: dict[str, GeneratorSpec] | None = None
 
     @model_validator(mode="after")
-    def _check(self) -> "GeneratorSpec":
+    def _check(self) -> GeneratorSpec:
         _limits.check_generator(self)
         return self
 
@@ -398,7 +458,9 @@ class EnvSpec(_Strict):
     entities: list[EntitySpec]
     tools: list[ToolSpec]
     seed: SeedSpec = Field(default_factory=SeedSpec)
-    excluded: list[str] = Field(default_factory=list, description="Documented operations left out, with the reason.")
+    excluded: list[str] = Field(
+        default_factory=list, description="Documented operations left out, with the reason."
+    )
 
     def entity(self, name: str) -> EntitySpec:
         for e in self.entities:
@@ -413,7 +475,7 @@ class EnvSpec(_Strict):
         raise KeyError(name)
 
     @model_validator(mode="after")
-    def _check_refs(self) -> "EnvSpec":
+    def _check_refs(self) -> EnvSpec:
         if not _IDENT.fullmatch(self.name):
             raise ValueError(f"environment name {self.name!r} must be snake_case")
         try:
@@ -439,13 +501,19 @@ class EnvSpec(_Strict):
             pnames = {p.name for p in t.params}
             for p in t.params:
                 if p.field is not None and not ent.has_field(p.field):
-                    raise ValueError(f"tool {t.name!r}: parameter {p.name!r} maps to unknown field {t.entity}.{p.field}")
+                    raise ValueError(
+                        f"tool {t.name!r}: parameter {p.name!r} maps to unknown field {t.entity}.{p.field}"
+                    )
                 if p.key and p.field != ent.primary_key:
-                    raise ValueError(f"tool {t.name!r}: key parameter {p.name!r} must map to {t.entity}.{ent.primary_key}")
+                    raise ValueError(
+                        f"tool {t.name!r}: key parameter {p.name!r} must map to {t.entity}.{ent.primary_key}"
+                    )
             for c in t.preconditions:
                 _check_path(ents, ent, c.field, f"tool {t.name!r} precondition")
                 if c.value_param and c.value_param not in pnames:
-                    raise ValueError(f"tool {t.name!r}: precondition uses unknown parameter {c.value_param!r}")
+                    raise ValueError(
+                        f"tool {t.name!r}: precondition uses unknown parameter {c.value_param!r}"
+                    )
             _check_no_key_writes(ents, ent, t)
             for ef in t.effects:
                 _check_path(ents, ent, ef.field, f"tool {t.name!r} effect")
@@ -493,16 +561,20 @@ def _check_no_key_writes(ents: dict[str, EntitySpec], ent: EntitySpec, t: ToolSp
     if t.kind in (ToolKind.update, ToolKind.action):
         for p in t.params:
             if p.field == ent.primary_key and not p.key:
-                raise ValueError(f"tool {t.name!r}: parameter {p.name!r} would change the primary key "
-                                 f"{ent.name}.{ent.primary_key}; keys cannot be written")
+                raise ValueError(
+                    f"tool {t.name!r}: parameter {p.name!r} would change the primary key "
+                    f"{ent.name}.{ent.primary_key}; keys cannot be written"
+                )
     for ef in t.effects:
         parts = ef.field.split(".")
         target = ent
         if len(parts) == 2 and ent.has_field(parts[0]) and ent.field(parts[0]).ref in ents:
             target = ents[ent.field(parts[0]).ref or ""]
         if parts[-1] == target.primary_key and target.has_field(parts[-1]):
-            raise ValueError(f"tool {t.name!r}: effect on {ef.field!r} would change the primary key "
-                             f"{target.name}.{target.primary_key}; keys cannot be written")
+            raise ValueError(
+                f"tool {t.name!r}: effect on {ef.field!r} would change the primary key "
+                f"{target.name}.{target.primary_key}; keys cannot be written"
+            )
 
 
 def _check_generator_in(ent: EntitySpec, fname: str, gen: GeneratorSpec, clock: dt.date) -> None:
@@ -515,14 +587,18 @@ def _check_generator_in(ent: EntitySpec, fname: str, gen: GeneratorSpec, clock: 
             for key in ("start", "end"):
                 text = getattr(g, key)
                 if text is not None and (dt.datetime.fromisoformat(text).tzinfo is not None) != aware:
-                    raise ValueError(f"{where}: {key} {text!r} must {'' if aware else 'not '}carry a UTC offset, "
-                                     f"as the clock {'does' if aware else 'does not'}")
+                    raise ValueError(
+                        f"{where}: {key} {text!r} must {'' if aware else 'not '}carry a UTC offset, "
+                        f"as the clock {'does' if aware else 'does not'}"
+                    )
         if g.kind == "offset":
             base = g.field or ""
             if not ent.has_field(base):
                 raise ValueError(f"{where}: offset from unknown field {ent.name}.{base}")
             btype = ent.field(base).type
             if btype not in (FieldType.date, FieldType.datetime, FieldType.integer, FieldType.number):
-                raise ValueError(f"{where}: offset from {ent.name}.{base}, a {btype.value} field; "
-                                 "offsets need a date, datetime or number field")
+                raise ValueError(
+                    f"{where}: offset from {ent.name}.{base}, a {btype.value} field; "
+                    "offsets need a date, datetime or number field"
+                )
         g = g.inner if g.kind == "null_or" else None

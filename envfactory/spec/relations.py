@@ -17,8 +17,10 @@ def entity_order(spec: EnvSpec) -> list[EntitySpec]:
     the order depends on the spec alone. A cycle of foreign keys is a SpecError naming it.
     """
     by_name = {e.name: e for e in spec.entities}
-    parents = {e.name: {f.ref for f in e.fields if f.ref and f.ref != e.name and f.ref in by_name}
-               for e in spec.entities}
+    parents = {
+        e.name: {f.ref for f in e.fields if f.ref and f.ref != e.name and f.ref in by_name}
+        for e in spec.entities
+    }
     children: dict[str, set[str]] = {n: set() for n in by_name}
     for child, refs in parents.items():
         for p in refs:
@@ -36,7 +38,9 @@ def entity_order(spec: EnvSpec) -> list[EntitySpec]:
                 heapq.heappush(ready, child)
     if len(order) < len(by_name):
         cycle = _find_cycle({n: sorted(parents[n]) for n in by_name if waiting[n] > 0})
-        raise SpecError(f"{spec.name}: foreign keys form a cycle ({' -> '.join(cycle)}); make one of them nullable")
+        raise SpecError(
+            f"{spec.name}: foreign keys form a cycle ({' -> '.join(cycle)}); make one of them nullable"
+        )
     return order
 
 
@@ -48,4 +52,4 @@ def _find_cycle(parents: dict[str, list[str]]) -> list[str]:
     while node not in seen:
         seen.append(node)
         node = next(p for p in parents[node] if p in parents)
-    return [*seen[seen.index(node):], node]
+    return [*seen[seen.index(node) :], node]

@@ -100,7 +100,9 @@ class FieldRole(StrEnum):
     paragraph = "paragraph"
 
 
-PERSON_ROLES = frozenset({FieldRole.person_name, FieldRole.given_name, FieldRole.family_name, FieldRole.username})
+PERSON_ROLES = frozenset(
+    {FieldRole.person_name, FieldRole.given_name, FieldRole.family_name, FieldRole.username}
+)
 TEXT_ROLES = frozenset({FieldRole.title, FieldRole.label, FieldRole.sentence, FieldRole.paragraph})
 TIME_ROLES = frozenset({FieldRole.date, FieldRole.datetime, FieldRole.time, FieldRole.birth_date})
 
@@ -113,8 +115,12 @@ class ConstraintSpec(BaseModel):
     kind: Literal["order", "clock", "age", "status_time", "product", "set_when"]
     fields: list[str] = Field(min_length=1, max_length=3)
     min: float | None = Field(default=None, description="order: least gap (hours); age: least age (years).")
-    max: float | None = Field(default=None, description="order: largest gap (hours); age: largest age (years).")
-    relation: Literal["past", "future"] | None = Field(default=None, description="clock: where the value lies.")
+    max: float | None = Field(
+        default=None, description="order: largest gap (hours); age: largest age (years)."
+    )
+    relation: Literal["past", "future"] | None = Field(
+        default=None, description="clock: where the value lies."
+    )
     past: list[str] | None = Field(default=None, description="status_time: statuses whose time has passed.")
     future: list[str] | None = Field(default=None, description="status_time: statuses whose time is ahead.")
 
@@ -128,7 +134,9 @@ class ConstraintSpec(BaseModel):
         if self.kind == "status_time" and not (self.past or self.future):
             raise ValueError(f"status_time constraint on {self.fields[0]!r} needs past or future statuses")
         if self.kind == "set_when" and not self.past:
-            raise ValueError(f"set_when constraint on {self.fields[0]!r} needs the statuses it is set in (past)")
+            raise ValueError(
+                f"set_when constraint on {self.fields[0]!r} needs the statuses it is set in (past)"
+            )
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"{self.kind} constraint on {self.fields}: min {self.min} > max {self.max}")
         return self
@@ -140,21 +148,124 @@ class ConstraintSpec(BaseModel):
 # ---- who is a person ---------------------------------------------------------------------------
 
 _PERSON_WORDS = {
-    "user", "users", "customer", "patient", "traveler", "traveller", "person", "people", "employee", "member",
-    "guest", "passenger", "contact", "author", "practitioner", "doctor", "physician", "staff", "driver", "agent",
-    "owner", "student", "teacher", "instructor", "artist", "speaker", "attendee", "participant", "client", "lead",
-    "recipient", "sender", "buyer", "seller", "holder", "profile", "account_holder", "applicant", "candidate",
-    "volunteer", "nurse", "provider", "therapist", "trainer", "coach", "tenant", "landlord", "subscriber", "friend",
-    "follower", "reviewer", "assignee", "reporter", "creator", "manager", "worker", "rider", "host", "player",
-    "musician", "writer", "persona", "individual", "beneficiary", "payee", "cardholder", "consumer", "shopper",
-    "visitor", "admin", "administrator", "operator", "teammate", "colleague", "caregiver", "dependent", "child",
+    "user",
+    "users",
+    "customer",
+    "patient",
+    "traveler",
+    "traveller",
+    "person",
+    "people",
+    "employee",
+    "member",
+    "guest",
+    "passenger",
+    "contact",
+    "author",
+    "practitioner",
+    "doctor",
+    "physician",
+    "staff",
+    "driver",
+    "agent",
+    "owner",
+    "student",
+    "teacher",
+    "instructor",
+    "artist",
+    "speaker",
+    "attendee",
+    "participant",
+    "client",
+    "lead",
+    "recipient",
+    "sender",
+    "buyer",
+    "seller",
+    "holder",
+    "profile",
+    "account_holder",
+    "applicant",
+    "candidate",
+    "volunteer",
+    "nurse",
+    "provider",
+    "therapist",
+    "trainer",
+    "coach",
+    "tenant",
+    "landlord",
+    "subscriber",
+    "friend",
+    "follower",
+    "reviewer",
+    "assignee",
+    "reporter",
+    "creator",
+    "manager",
+    "worker",
+    "rider",
+    "host",
+    "player",
+    "musician",
+    "writer",
+    "persona",
+    "individual",
+    "beneficiary",
+    "payee",
+    "cardholder",
+    "consumer",
+    "shopper",
+    "visitor",
+    "admin",
+    "administrator",
+    "operator",
+    "teammate",
+    "colleague",
+    "caregiver",
+    "dependent",
+    "child",
 }
 _ANIMAL_WORDS = {"pet", "animal", "dog", "cat"}
 _ORG_WORDS = {
-    "company", "organization", "organisation", "org", "hotel", "airline", "carrier", "vendor", "merchant",
-    "restaurant", "clinic", "pharmacy", "store", "shop", "bank", "brand", "business", "supplier", "partner",
-    "institution", "university", "school", "hospital", "agency", "firm", "employer", "team", "workspace",
-    "venue", "lab", "laboratory", "insurer", "club", "gym", "studio", "chain", "property", "operator_company",
+    "company",
+    "organization",
+    "organisation",
+    "org",
+    "hotel",
+    "airline",
+    "carrier",
+    "vendor",
+    "merchant",
+    "restaurant",
+    "clinic",
+    "pharmacy",
+    "store",
+    "shop",
+    "bank",
+    "brand",
+    "business",
+    "supplier",
+    "partner",
+    "institution",
+    "university",
+    "school",
+    "hospital",
+    "agency",
+    "firm",
+    "employer",
+    "team",
+    "workspace",
+    "venue",
+    "lab",
+    "laboratory",
+    "insurer",
+    "club",
+    "gym",
+    "studio",
+    "chain",
+    "property",
+    "operator_company",
 }
 
 
@@ -179,16 +290,23 @@ _DATE_NAME = re.compile(
     r"(^|_)(date|dob|birthday|deadline|timestamp)($|_)|_at$|^(due|starts|ends|created|updated|completed|born)_on$"
     r"|(^|_)(since|until|expires|expiry|expiration)($|_)|(^|_)(check_in|check_out|checkin|checkout)$"
     r"|(^|_)(departure|arrival)(_time)?$|(^|_)(start|end)_(time|date)$|(^|_)(start|end)$"
-    r"|^last_(update|updated|modified|seen|login)$|^(date|time)_(created|modified|updated)$|._time$")
-_TIME_ONLY = re.compile(r"(^|_)(opens|closes|opening_time|closing_time|check_in_time|check_out_time)$|^time$"
-                        r"|_time_of_day$")
+    r"|^last_(update|updated|modified|seen|login)$|^(date|time)_(created|modified|updated)$|._time$"
+)
+_TIME_ONLY = re.compile(
+    r"(^|_)(opens|closes|opening_time|closing_time|check_in_time|check_out_time)$|^time$"
+    r"|_time_of_day$"
+)
 _BIRTH = re.compile(r"birth|(^|_)dob($|_)|birthday")
 _STATUS = re.compile(r"^(status|state)$|_(status|state)$|^status_")
 _ID = re.compile(r"(^|_)(id|uuid|guid|uid)$")
-_REFERENCE = re.compile(r"reference|(^|_)ref$|confirmation|locator|pnr|(^|_)(order|invoice|ticket|booking|"
-                        r"tracking|receipt|account|policy|member|case|claim)_(number|no|code)$|^number$")
-_CODE = re.compile(r"(^|_)code$|sku|_(number|no|num)$|last_?4|(^|_)(token|hash|secret|signature|cursor|etag|"
-                   r"gate|terminal|seat_number|row_number|column|aisle|bay|dock)$|(^|_)(iban|bic|swift|vin|isbn|barcode|upc|ean|mrn|npi|plate)($|_)")
+_REFERENCE = re.compile(
+    r"reference|(^|_)ref$|confirmation|locator|pnr|(^|_)(order|invoice|ticket|booking|"
+    r"tracking|receipt|account|policy|member|case|claim)_(number|no|code)$|^number$"
+)
+_CODE = re.compile(
+    r"(^|_)code$|sku|_(number|no|num)$|last_?4|(^|_)(token|hash|secret|signature|cursor|etag|"
+    r"gate|terminal|seat_number|row_number|column|aisle|bay|dock)$|(^|_)(iban|bic|swift|vin|isbn|barcode|upc|ean|mrn|npi|plate)($|_)"
+)
 # (name pattern, typical low, typical high, believable low, believable high): seeds draw from the
 # typical range, the audit flags values outside the believable one.
 _QUANTITY_RANGES: list[tuple[str, float, float, float, float]] = [
@@ -214,21 +332,32 @@ _QUANTITY_RANGES: list[tuple[str, float, float, float, float]] = [
     (r"(^|_)floor", 0, 20, -5, 150),
     (r"priority", 1, 5, 0, 10),
 ]
-_MONEY = re.compile(r"price|amount|(^|_)total|cost|fare|fee|balance|budget|salary|subtotal|(^|_)tax|tip|"
-                    r"charge|payment$|refund|deposit|credit_limit|spend|revenue|value_money")
+_MONEY = re.compile(
+    r"price|amount|(^|_)total|cost|fare|fee|balance|budget|salary|subtotal|(^|_)tax|tip|"
+    r"charge|payment$|refund|deposit|credit_limit|spend|revenue|value_money"
+)
 _NAME_FIELD = re.compile(r"^(name|full_name|display_name|nickname)$|_name$")
 _PERSON_FIELD = re.compile(
     r"(^|_)(first|given|last|family|middle|full|contact|owner|holder|guest|passenger|traveler|traveller|patient|"
     r"customer|author|driver|recipient|sender|assignee|reporter|emergency_contact|cardholder|person|"
-    r"beneficiary|payee|user)_name$|^(holder|cardholder|assignee|author|surname|username|user_name)$")
+    r"beneficiary|payee|user)_name$|^(holder|cardholder|assignee|author|surname|username|user_name)$"
+)
 
 _NAME_RULES: list[tuple[str, FieldRole]] = [
     (r"email", FieldRole.email),
-    (r"^(first_name|given_name|forename|firstname|givenname)$|_first_?name$|_given_name$", FieldRole.given_name),
-    (r"^(last_name|family_name|surname|lastname|familyname)$|_last_?name$|_family_name$|_surname$",
-     FieldRole.family_name),
-    (r"(^|_)(created|booked|updated|modified|assigned|requested|approved|reviewed|completed|cancelled|"
-     r"submitted|deleted)_by$", FieldRole.person_name),
+    (
+        r"^(first_name|given_name|forename|firstname|givenname)$|_first_?name$|_given_name$",
+        FieldRole.given_name,
+    ),
+    (
+        r"^(last_name|family_name|surname|lastname|familyname)$|_last_?name$|_family_name$|_surname$",
+        FieldRole.family_name,
+    ),
+    (
+        r"(^|_)(created|booked|updated|modified|assigned|requested|approved|reviewed|completed|cancelled|"
+        r"submitted|deleted)_by$",
+        FieldRole.person_name,
+    ),
     (r"(^|_)(logo|image|avatar|icon|photo|picture|thumbnail)$", FieldRole.url),
     (r"(^|_)(username|user_name|login|handle|screen_name)$", FieldRole.username),
     (r"phone|mobile|(^|_)fax($|_)|telephone", FieldRole.phone),
@@ -236,25 +365,39 @@ _NAME_RULES: list[tuple[str, FieldRole]] = [
     (r"country_code|(^|_)country_iso|^iso_country$", FieldRole.country_code),
     (r"(^|_)(country|nationality)($|_)", FieldRole.country),
     (r"(^|_)city($|_(?!code))|(^|_)town$", FieldRole.city),
-    (r"iata|airport(_code)?$|(^|_)city_code$|(^|_)(origin|destination)(_code)?$|(^|_)(from|to)_airport", FieldRole.airport_code),
+    (
+        r"iata|airport(_code)?$|(^|_)city_code$|(^|_)(origin|destination)(_code)?$|(^|_)(from|to)_airport",
+        FieldRole.airport_code,
+    ),
     (r"currency", FieldRole.currency),
     (r"(^|_)(address|street|address_line\d?|line\d)($|_)", FieldRole.address),
     (r"postal|(^|_)zip|postcode", FieldRole.postcode),
     (r"(^|_)(province|region|county|state)$", FieldRole.region),
     (r"(^|_)(lat|latitude)$", FieldRole.latitude),
     (r"(^|_)(lon|lng|long|longitude)$", FieldRole.longitude),
-    (r"company|airline|carrier|brand|vendor|merchant|organi[sz]ation|employer|manufacturer|supplier|publisher|"
-     r"insurer|(^|_)(hotel|clinic|pharmacy|bank|store|restaurant|agency)(_name)?$", FieldRole.organisation),
+    (
+        r"company|airline|carrier|brand|vendor|merchant|organi[sz]ation|employer|manufacturer|supplier|publisher|"
+        r"insurer|(^|_)(hotel|clinic|pharmacy|bank|store|restaurant|agency)(_name)?$",
+        FieldRole.organisation,
+    ),
     (r"(^|_)(title|subject|headline|caption|summary_title)$", FieldRole.title),
-    (r"description|(^|_)(body|content|message|text|bio|biography|details|instructions|summary|abstract|"
-     r"html|markdown|transcript)$", FieldRole.paragraph),
-    (r"(^|_)(notes?|comments?|reason|remarks?|requests?|special_requests|memo|feedback|review|purpose|justification|explanation|"
-     r"note_text|reply|answer|question|label_text)$|_reason$|_notes?$", FieldRole.sentence),
-    (r"type$|(^|_)(kind|category|categories|tag|genre|department|group|channel|source|method|mode|level|tier|"
-     r"plan|gender|segment|class|cabin|specialty|speciality|unit|format|role|position|occupation|topic|"
-     r"industry|color|colour|size|flavor|language|locale|timezone|time_zone|visibility|frequency|"
-     r"interval|platform|device|provider|network|brand_name|model|style|cuisine|room_type|sport)$",
-     FieldRole.label),
+    (
+        r"description|(^|_)(body|content|message|text|bio|biography|details|instructions|summary|abstract|"
+        r"html|markdown|transcript)$",
+        FieldRole.paragraph,
+    ),
+    (
+        r"(^|_)(notes?|comments?|reason|remarks?|requests?|special_requests|memo|feedback|review|purpose|justification|explanation|"
+        r"note_text|reply|answer|question|label_text)$|_reason$|_notes?$",
+        FieldRole.sentence,
+    ),
+    (
+        r"type$|(^|_)(kind|category|categories|tag|genre|department|group|channel|source|method|mode|level|tier|"
+        r"plan|gender|segment|class|cabin|specialty|speciality|unit|format|role|position|occupation|topic|"
+        r"industry|color|colour|size|flavor|language|locale|timezone|time_zone|visibility|frequency|"
+        r"interval|platform|device|provider|network|brand_name|model|style|cuisine|room_type|sport)$",
+        FieldRole.label,
+    ),
 ]
 
 
@@ -266,9 +409,19 @@ def _status_field(name: str, siblings: Iterable[str]) -> bool:
     return True
 
 
-def infer_role(entity: str, name: str, ftype: str, *, enum: list[str] | None = None, description: str = "",
-               fmt: str | None = None, example: Any = None, primary_key: bool = False, ref: bool = False,
-               siblings: Iterable[str] = ()) -> FieldRole | None:
+def infer_role(
+    entity: str,
+    name: str,
+    ftype: str,
+    *,
+    enum: list[str] | None = None,
+    description: str = "",
+    fmt: str | None = None,
+    example: Any = None,
+    primary_key: bool = False,
+    ref: bool = False,
+    siblings: Iterable[str] = (),
+) -> FieldRole | None:
     """The role a field most likely has, from its entity, name, type and documented format; None when
     nothing says (a plain string, a flag)."""
     n = name.lower()
@@ -316,16 +469,23 @@ def infer_role(entity: str, name: str, ftype: str, *, enum: list[str] | None = N
         return None
     # a string
     if n in ("name", "code", "code_name"):  # a country's name is a country, a city's code an airport code
-        place = {"country": (FieldRole.country, FieldRole.country_code), "city": (FieldRole.city, FieldRole.airport_code),
-                 "airport": (None, FieldRole.airport_code), "currency": (None, FieldRole.currency)}.get(entity)
+        place = {
+            "country": (FieldRole.country, FieldRole.country_code),
+            "city": (FieldRole.city, FieldRole.airport_code),
+            "airport": (None, FieldRole.airport_code),
+            "currency": (None, FieldRole.currency),
+        }.get(entity)
         if place is not None and place[0 if n == "name" else 1] is not None:
             return place[0 if n == "name" else 1]
     if _TIME_ONLY.search(n):
         return FieldRole.time
     if _DATE_NAME.search(n) and not re.search(r"^update$|(^|_)(date_format|timezone|time_zone)$", n):
         ex = str(example) if example is not None else ""
-        return FieldRole.date if re.fullmatch(r"\d{4}-\d{2}-\d{2}", ex) or n == "date" or n.endswith(("_date", "_on", "dob")) \
+        return (
+            FieldRole.date
+            if re.fullmatch(r"\d{4}-\d{2}-\d{2}", ex) or n == "date" or n.endswith(("_date", "_on", "dob"))
             else FieldRole.datetime
+        )
     if _ID.search(n):
         return FieldRole.internal_id
     for pat, role in _NAME_RULES:
@@ -388,33 +548,184 @@ def realistic_range(name: str, *, typical: bool = False) -> tuple[float, float] 
 
 # ---- constraints from names ----------------------------------------------------------------------
 
-STATUS_PAST = frozenset({
-    "completed", "complete", "done", "finished", "delivered", "arrived", "landed", "checked_out", "no_show",
-    "fulfilled", "closed", "attended", "departed", "expired", "resolved", "returned", "refunded", "past",
-    "cancelled_late", "discharged", "dispensed", "picked_up", "shipped_and_delivered", "ended", "archived",
-})
-STATUS_FUTURE = frozenset({
-    "scheduled", "booked", "upcoming", "planned", "reserved", "not_started", "awaiting_arrival", "future",
-    "tentative",
-})
-STATUS_WORDS = STATUS_PAST | STATUS_FUTURE | frozenset({
-    "active", "inactive", "pending", "confirmed", "cancelled", "canceled", "draft", "open", "new", "approved",
-    "rejected", "declined", "failed", "succeeded", "success", "processing", "in_progress", "on_hold", "paused",
-    "suspended", "blocked", "enabled", "disabled", "deleted", "verified", "unverified", "paid", "unpaid",
-    "overdue", "partially_paid", "authorized", "captured", "voided", "refund_pending", "shipped", "in_transit",
-    "ready", "queued", "running", "waiting", "accepted", "submitted", "under_review", "review", "published",
-    "unpublished", "available", "unavailable", "sold_out", "out_of_stock", "in_stock", "discontinued",
-    "checked_in", "boarding", "delayed", "on_time", "diverted", "valid", "invalid", "trial", "trialing",
-    "past_due", "incomplete", "requires_action", "requires_payment_method", "sent", "received", "read",
-    "unread", "delivered", "bounced", "error", "ok", "live", "sandbox", "pending_review", "awaiting_payment",
-    "awaiting_fulfillment", "awaiting_shipment", "partially_shipped", "partially_refunded", "disputed",
-    "verification_required", "incomplete_expired", "open_for_booking", "waitlisted", "held", "locked",
-    "unlocked", "online", "offline", "busy", "away", "idle", "todo", "backlog", "started", "unstarted",
-    "in_review", "merged", "triage", "resolved", "reopened", "escalated", "abandoned", "converted", "won",
-    "lost", "qualified", "unqualified", "contacted", "prospect", "preliminary", "final", "amended",
-    "corrected", "entered_in_error", "registered", "cancelled_by_customer", "proposed", "arrived",
-    "fulfilled", "returned", "activated", "deactivated", "frozen", "issued", "revoked",
-})
+STATUS_PAST = frozenset(
+    {
+        "completed",
+        "complete",
+        "done",
+        "finished",
+        "delivered",
+        "arrived",
+        "landed",
+        "checked_out",
+        "no_show",
+        "fulfilled",
+        "closed",
+        "attended",
+        "departed",
+        "expired",
+        "resolved",
+        "returned",
+        "refunded",
+        "past",
+        "cancelled_late",
+        "discharged",
+        "dispensed",
+        "picked_up",
+        "shipped_and_delivered",
+        "ended",
+        "archived",
+    }
+)
+STATUS_FUTURE = frozenset(
+    {
+        "scheduled",
+        "booked",
+        "upcoming",
+        "planned",
+        "reserved",
+        "not_started",
+        "awaiting_arrival",
+        "future",
+        "tentative",
+    }
+)
+STATUS_WORDS = (
+    STATUS_PAST
+    | STATUS_FUTURE
+    | frozenset(
+        {
+            "active",
+            "inactive",
+            "pending",
+            "confirmed",
+            "cancelled",
+            "canceled",
+            "draft",
+            "open",
+            "new",
+            "approved",
+            "rejected",
+            "declined",
+            "failed",
+            "succeeded",
+            "success",
+            "processing",
+            "in_progress",
+            "on_hold",
+            "paused",
+            "suspended",
+            "blocked",
+            "enabled",
+            "disabled",
+            "deleted",
+            "verified",
+            "unverified",
+            "paid",
+            "unpaid",
+            "overdue",
+            "partially_paid",
+            "authorized",
+            "captured",
+            "voided",
+            "refund_pending",
+            "shipped",
+            "in_transit",
+            "ready",
+            "queued",
+            "running",
+            "waiting",
+            "accepted",
+            "submitted",
+            "under_review",
+            "review",
+            "published",
+            "unpublished",
+            "available",
+            "unavailable",
+            "sold_out",
+            "out_of_stock",
+            "in_stock",
+            "discontinued",
+            "checked_in",
+            "boarding",
+            "delayed",
+            "on_time",
+            "diverted",
+            "valid",
+            "invalid",
+            "trial",
+            "trialing",
+            "past_due",
+            "incomplete",
+            "requires_action",
+            "requires_payment_method",
+            "sent",
+            "received",
+            "read",
+            "unread",
+            "delivered",
+            "bounced",
+            "error",
+            "ok",
+            "live",
+            "sandbox",
+            "pending_review",
+            "awaiting_payment",
+            "awaiting_fulfillment",
+            "awaiting_shipment",
+            "partially_shipped",
+            "partially_refunded",
+            "disputed",
+            "verification_required",
+            "incomplete_expired",
+            "open_for_booking",
+            "waitlisted",
+            "held",
+            "locked",
+            "unlocked",
+            "online",
+            "offline",
+            "busy",
+            "away",
+            "idle",
+            "todo",
+            "backlog",
+            "started",
+            "unstarted",
+            "in_review",
+            "merged",
+            "triage",
+            "resolved",
+            "reopened",
+            "escalated",
+            "abandoned",
+            "converted",
+            "won",
+            "lost",
+            "qualified",
+            "unqualified",
+            "contacted",
+            "prospect",
+            "preliminary",
+            "final",
+            "amended",
+            "corrected",
+            "entered_in_error",
+            "registered",
+            "cancelled_by_customer",
+            "proposed",
+            "arrived",
+            "fulfilled",
+            "returned",
+            "activated",
+            "deactivated",
+            "frozen",
+            "issued",
+            "revoked",
+        }
+    )
+)
 
 # (earlier word, later word, least gap hours, largest gap hours) for a pair named alike.
 _PAIRS: list[tuple[str, str, float, float]] = [
@@ -448,30 +759,35 @@ _PAST_STAMP = re.compile(
     r"fulfilled|checked_in|last_login|last_seen|last_modified|last_updated|last_active|last_activity|verified|"
     r"confirmed|dispensed|collected|reported|posted|read|opened|accepted|declined|ended|returned|discharged|"
     r"issued|voided|captured|authorized|requested|started|finished|ordered|placed|purchased|reviewed|"
-    r"acknowledged|booked|reserved|redeemed|settled|expired|first_seen|last_sign_in|last_signed_in)(_at|_on|_date|_time|_timestamp)?$")
+    r"acknowledged|booked|reserved|redeemed|settled|expired|first_seen|last_sign_in|last_signed_in)(_at|_on|_date|_time|_timestamp)?$"
+)
 _PRINCIPAL_TIME = re.compile(
     r"^(start_time|start_at|starts_at|start_date|start|scheduled_at|scheduled_for|scheduled_time|scheduled_date|"
     r"appointment_time|appointment_date|date|datetime|departure_time|departure_at|departure_date|departure|"
     r"check_in|check_in_date|checkin_date|pickup_time|pickup_at|pickup_date|event_date|event_time|"
-    r"due_date|due_at|due_on|delivery_date|session_date|visit_date|reservation_time|reservation_date)$")
+    r"due_date|due_at|due_on|delivery_date|session_date|visit_date|reservation_time|reservation_date)$"
+)
 
 
 # Stamps of a state a row is in only at the end (a cancelled_at only on cancelled rows).
-_EXCLUSIVE = re.compile(r"^(cancell?ed|canceled|refunded|deleted|rejected|declined|failed|voided|archived|"
-                        r"discontinued|expired)(_at|_on|_date|_time)?$")
+_EXCLUSIVE = re.compile(
+    r"^(cancell?ed|canceled|refunded|deleted|rejected|declined|failed|voided|archived|"
+    r"discontinued|expired)(_at|_on|_date|_time)?$"
+)
 
 
 def _swap(name: str, a: str, b: str) -> str | None:
     parts = name.split("_")
     aw = a.split("_")
     for i in range(len(parts) - len(aw) + 1):
-        if parts[i:i + len(aw)] == aw:
-            return "_".join(parts[:i] + b.split("_") + parts[i + len(aw):])
+        if parts[i : i + len(aw)] == aw:
+            return "_".join(parts[:i] + b.split("_") + parts[i + len(aw) :])
     return None
 
 
-def infer_constraints(entity: str, fields: list[tuple[str, str, FieldRole | None, list[str] | None]]
-                      ) -> list[ConstraintSpec]:
+def infer_constraints(
+    entity: str, fields: list[tuple[str, str, FieldRole | None, list[str] | None]]
+) -> list[ConstraintSpec]:
     """Constraints a person would expect of an entity's rows, from ``(name, type, role, enum)`` of each
     field: start before end (within a realistic gap), past stamps before the clock, birth dates of
     adults, completed rows in the past and scheduled ones ahead, line totals = quantity x price."""
@@ -497,9 +813,23 @@ def infer_constraints(entity: str, fields: list[tuple[str, str, FieldRole | None
     stamps = [n for n in sorted(timeish) if _PAST_STAMP.match(n)]
     for n in stamps:
         add(ConstraintSpec(kind="clock", fields=[n], relation="past"))
-    created = next((c for c in ("created_at", "created", "created_on", "created_date", "creation_date", "date_created",
-                                "created_time", "creation_time")
-                    if c in timeish), None)
+    created = next(
+        (
+            c
+            for c in (
+                "created_at",
+                "created",
+                "created_on",
+                "created_date",
+                "creation_date",
+                "date_created",
+                "created_time",
+                "creation_time",
+            )
+            if c in timeish
+        ),
+        None,
+    )
     if created:
         for n in stamps:
             if n != created:
@@ -507,7 +837,11 @@ def infer_constraints(entity: str, fields: list[tuple[str, str, FieldRole | None
     for n, (t, r, _) in sorted(by_name.items()):
         if r == FieldRole.birth_date and t in ("date", "datetime", "string"):
             young = any(w in _ANIMAL_WORDS or w in ("child", "dependent", "minor") for w in _words(entity))
-            add(ConstraintSpec(kind="age", fields=[n], min=0.0 if young else 18.0, max=20.0 if young else 90.0))
+            add(
+                ConstraintSpec(
+                    kind="age", fields=[n], min=0.0 if young else 18.0, max=20.0 if young else 90.0
+                )
+            )
     status = next((n for n, (_, r, e) in sorted(by_name.items()) if r == FieldRole.status and e), None)
     principal = next((n for n in sorted(timeish) if _PRINCIPAL_TIME.match(n)), None)
     if status and principal and principal not in stamps:
@@ -515,23 +849,39 @@ def infer_constraints(entity: str, fields: list[tuple[str, str, FieldRole | None
         past = [v for v in values if v.lower() in STATUS_PAST]
         future = [v for v in values if v.lower() in STATUS_FUTURE]
         if past or future:
-            add(ConstraintSpec(kind="status_time", fields=[principal, status], past=past or None,
-                               future=future or None))
+            add(
+                ConstraintSpec(
+                    kind="status_time", fields=[principal, status], past=past or None, future=future or None
+                )
+            )
     if status:
         values = by_name[status][2] or []
         for n in stamps:
             m = _EXCLUSIVE.match(n)
             if m:
-                same = [v for v in values if v.lower().replace("canceled", "cancelled").startswith(
-                    m.group(1).replace("canceled", "cancelled")[:6])]
+                same = [
+                    v
+                    for v in values
+                    if v.lower()
+                    .replace("canceled", "cancelled")
+                    .startswith(m.group(1).replace("canceled", "cancelled")[:6])
+                ]
                 if same:
                     add(ConstraintSpec(kind="set_when", fields=[n, status], past=same))
     numbers = {n for n, (t, _, _) in by_name.items() if t in ("integer", "number")}
     qty = next((q for q in ("quantity", "qty", "count", "units") if q in numbers), None)
-    price = next((p for p in ("unit_price", "price_per_unit", "unit_amount", "unit_cost", "price") if p in numbers),
-                 None)
-    total = next((s for s in ("line_total", "total_price", "total_amount", "total", "subtotal", "amount")
-                  if s in numbers and s != price), None)
+    price = next(
+        (p for p in ("unit_price", "price_per_unit", "unit_amount", "unit_cost", "price") if p in numbers),
+        None,
+    )
+    total = next(
+        (
+            s
+            for s in ("line_total", "total_price", "total_amount", "total", "subtotal", "amount")
+            if s in numbers and s != price
+        ),
+        None,
+    )
     if qty and price and total:
         add(ConstraintSpec(kind="product", fields=[total, qty, price]))
     return out

@@ -11,7 +11,14 @@ from .model import EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, ToolKin
 DATETIME_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$"
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 
-__all__ = ["DATETIME_PATTERN", "DATE_PATTERN", "param_json_schema", "tool_input_schema", "tool_output_schema", "field_json_schema"]
+__all__ = [
+    "DATETIME_PATTERN",
+    "DATE_PATTERN",
+    "param_json_schema",
+    "tool_input_schema",
+    "tool_output_schema",
+    "field_json_schema",
+]
 
 
 def _base_schema(ftype: FieldType, enum: list[str] | None) -> dict[str, Any]:
@@ -42,8 +49,12 @@ def _base_schema(ftype: FieldType, enum: list[str] | None) -> dict[str, Any]:
 
 def param_json_schema(p: ParamSpec, tool: ToolSpec | None = None) -> dict[str, Any]:
     if p.op == "in":
-        s: dict[str, Any] = {"type": "array", "items": _base_schema(p.type, p.enum), "minItems": 1,
-                             "maxItems": MAX_IN_ITEMS}
+        s: dict[str, Any] = {
+            "type": "array",
+            "items": _base_schema(p.type, p.enum),
+            "minItems": 1,
+            "maxItems": MAX_IN_ITEMS,
+        }
     else:
         s = _base_schema(p.type, p.enum)
     if p.description:
@@ -66,7 +77,12 @@ def _paging_params(tool: ToolSpec) -> dict[str, dict[str, Any]]:
             "default": tool.page_size,
             "description": f"Maximum number of results to return (default {tool.page_size}).",
         },
-        "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "Number of results to skip, for paging."},
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "default": 0,
+            "description": "Number of results to skip, for paging.",
+        },
     }
     if tool.sort and tool.sort.fields:
         props["sort_by"] = {

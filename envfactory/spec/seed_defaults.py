@@ -29,23 +29,44 @@ def default_id_prefix(entity: str) -> str:
 
 
 _ORG_PATTERNS: list[tuple[str, str]] = [
-    ("hotel", "{{city}} Grand Hotel"), ("restaurant", "{{last_name}}'s Kitchen"), ("pharmacy", "{{city}} Pharmacy"),
-    ("clinic", "{{city}} Medical Clinic"), ("hospital", "{{city}} General Hospital"), ("bank", "{{city}} Savings Bank"),
-    ("gym", "{{city}} Fitness"), ("school", "{{city}} High School"), ("university", "University of {{city}}"),
-    ("store", "{{city}} Market"), ("shop", "{{city}} Market"), ("airline", "{{city}} Air"),
-    ("venue", "{{city}} Arena"), ("team", "{{city}} Team"), ("airport", "{{city}} International Airport"),
-    ("trip", "Trip to {{city}}"), ("station", "{{city}} Central Station"),
+    ("hotel", "{{city}} Grand Hotel"),
+    ("restaurant", "{{last_name}}'s Kitchen"),
+    ("pharmacy", "{{city}} Pharmacy"),
+    ("clinic", "{{city}} Medical Clinic"),
+    ("hospital", "{{city}} General Hospital"),
+    ("bank", "{{city}} Savings Bank"),
+    ("gym", "{{city}} Fitness"),
+    ("school", "{{city}} High School"),
+    ("university", "University of {{city}}"),
+    ("store", "{{city}} Market"),
+    ("shop", "{{city}} Market"),
+    ("airline", "{{city}} Air"),
+    ("venue", "{{city}} Arena"),
+    ("team", "{{city}} Team"),
+    ("airport", "{{city}} International Airport"),
+    ("trip", "Trip to {{city}}"),
+    ("station", "{{city}} Central Station"),
 ]
 # Codes whose shape a name says: (name pattern, bothify pattern).
 _CODE_SHAPES: list[tuple[str, str]] = [
-    (r"flight_number", "??###"), (r"seat_number", "##?"), (r"passport", "?########"), (r"last_?4", "####"),
-    (r"(^|_)(token|hash|secret|signature|cursor|etag)$", "????????????????"), (r"(^|_)gate$", "?##"),
-    (r"(^|_)terminal$", "#"), (r"(^|_)(column|aisle)$", "?"), (r"ticket_number", "###-##########"),
+    (r"flight_number", "??###"),
+    (r"seat_number", "##?"),
+    (r"passport", "?########"),
+    (r"last_?4", "####"),
+    (r"(^|_)(token|hash|secret|signature|cursor|etag)$", "????????????????"),
+    (r"(^|_)gate$", "?##"),
+    (r"(^|_)terminal$", "#"),
+    (r"(^|_)(column|aisle)$", "?"),
+    (r"ticket_number", "###-##########"),
     (r"_(number|no|num)$", "#########"),
 ]
 _NUMBERS: dict[FieldRole, tuple[float, float, int]] = {
-    FieldRole.money: (5, 2000, 2), FieldRole.percentage: (0, 60, 1), FieldRole.rating: (1, 5, 1),
-    FieldRole.duration: (15, 240, 0), FieldRole.latitude: (-60, 60, 5), FieldRole.longitude: (-150, 150, 5),
+    FieldRole.money: (5, 2000, 2),
+    FieldRole.percentage: (0, 60, 1),
+    FieldRole.rating: (1, 5, 1),
+    FieldRole.duration: (15, 240, 0),
+    FieldRole.latitude: (-60, 60, 5),
+    FieldRole.longitude: (-150, 150, 5),
     FieldRole.quantity: (1, 10, 0),
 }
 _STRINGS: dict[FieldRole, dict[str, Any]] = {
@@ -81,7 +102,11 @@ def _time_window(clock: dt.datetime, role: FieldRole | None, name: str) -> tuple
 
 def _time_generator(f: FieldSpec, role: FieldRole | None, clock: dt.datetime) -> GeneratorSpec:
     lo, hi = _time_window(clock, role, f.name)
-    as_date = f.type == FieldType.date or role in (FieldRole.date, FieldRole.birth_date) and f.type != FieldType.datetime
+    as_date = (
+        f.type == FieldType.date
+        or role in (FieldRole.date, FieldRole.birth_date)
+        and f.type != FieldType.datetime
+    )
     if as_date:
         return GeneratorSpec(kind="date", start=lo.date().isoformat(), end=hi.date().isoformat())
     return GeneratorSpec(kind="datetime", start=lo.isoformat(), end=hi.isoformat())
@@ -107,7 +132,9 @@ def _number_generator(f: FieldSpec, role: FieldRole | None) -> GeneratorSpec:
 
 def _string_generator(entity: EntitySpec, f: FieldSpec, role: FieldRole | None) -> GeneratorSpec:
     if f.pattern and role in (FieldRole.code, FieldRole.reference, FieldRole.internal_id, None):
-        return GeneratorSpec(kind="pattern", pattern=f.pattern, value="upper" if f.pattern.upper() == f.pattern else None)
+        return GeneratorSpec(
+            kind="pattern", pattern=f.pattern, value="upper" if f.pattern.upper() == f.pattern else None
+        )
     if role in (FieldRole.code, FieldRole.reference):
         for pat, shape in _CODE_SHAPES:
             if re.search(pat, f.name):
@@ -117,8 +144,14 @@ def _string_generator(entity: EntitySpec, f: FieldSpec, role: FieldRole | None) 
     if role == FieldRole.internal_id:
         base = f.name[:-3] if f.name.endswith("_id") else f.name
         return GeneratorSpec(kind="pattern", pattern=default_id_prefix(base or "x") + "#######")
-    if role in (FieldRole.money, FieldRole.quantity, FieldRole.percentage, FieldRole.rating, FieldRole.latitude,
-                FieldRole.longitude):
+    if role in (
+        FieldRole.money,
+        FieldRole.quantity,
+        FieldRole.percentage,
+        FieldRole.rating,
+        FieldRole.latitude,
+        FieldRole.longitude,
+    ):
         return _number_generator(f, role)  # a number written as a string ("12.50")
     if role == FieldRole.status:
         return GeneratorSpec(kind="choice", values=STATUS_FALLBACK)
@@ -153,34 +186,50 @@ def _shaped(entity: EntitySpec, f: FieldSpec, clock: dt.datetime) -> GeneratorSp
         elif n.endswith("_ids") or n == "ids":
             inner = GeneratorSpec(kind="pattern", pattern=default_id_prefix(n[:-4] or "x") + "#####")
         else:
-            tmp = EntitySpec(name=entity.name, primary_key="x", fields=[FieldSpec(name="x", type=FieldType.string), item])
+            tmp = EntitySpec(
+                name=entity.name, primary_key="x", fields=[FieldSpec(name="x", type=FieldType.string), item]
+            )
             inner = default_generator(tmp, item, clock)
             if inner.kind == "faker" and inner.provider == "catch_phrase":
                 inner = GeneratorSpec(kind="choice", values=labels_for(item.name))
         return GeneratorSpec(kind="list", inner=inner, min=1, max=3, unique=False)
     if re.search(r"address|location", n):
-        props = {"line1": GeneratorSpec(kind="faker", provider="street_address"),
-                 "city": GeneratorSpec(kind="faker", provider="city"),
-                 "postal_code": GeneratorSpec(kind="faker", provider="postcode"),
-                 "country": GeneratorSpec(kind="faker", provider="country_code")}
+        props = {
+            "line1": GeneratorSpec(kind="faker", provider="street_address"),
+            "city": GeneratorSpec(kind="faker", provider="city"),
+            "postal_code": GeneratorSpec(kind="faker", provider="postcode"),
+            "country": GeneratorSpec(kind="faker", provider="country_code"),
+        }
     elif re.search(r"price|amount|total|cost|fee|balance|money|fare", n):
-        props = {"amount": GeneratorSpec(kind="float", min=5, max=2000, decimals=2),
-                 "currency": GeneratorSpec(kind="choice", values=["USD", "EUR", "GBP"])}
+        props = {
+            "amount": GeneratorSpec(kind="float", min=5, max=2000, decimals=2),
+            "currency": GeneratorSpec(kind="choice", values=["USD", "EUR", "GBP"]),
+        }
     elif re.search(r"(^|_)distance$", n):
-        props = {"value": GeneratorSpec(kind="float", min=0.2, max=25, decimals=1),
-                 "unit": GeneratorSpec(kind="choice", values=["KM", "MILE"])}
+        props = {
+            "value": GeneratorSpec(kind="float", min=0.2, max=25, decimals=1),
+            "unit": GeneratorSpec(kind="choice", values=["KM", "MILE"]),
+        }
     elif re.search(r"(^|_)(geo|geo_code|geocode|coordinates?|position|location_point)$", n):
-        props = {"lat": GeneratorSpec(kind="float", min=-60, max=60, decimals=5),
-                 "lng": GeneratorSpec(kind="float", min=-150, max=150, decimals=5)}
+        props = {
+            "lat": GeneratorSpec(kind="float", min=-60, max=60, decimals=5),
+            "lng": GeneratorSpec(kind="float", min=-150, max=150, decimals=5),
+        }
     elif re.search(r"contact|person|owner|creator|author|customer|user|patient|guest", n):
-        props = {"name": GeneratorSpec(kind="faker", provider="name"),
-                 "email": GeneratorSpec(kind="faker", provider="email")}
+        props = {
+            "name": GeneratorSpec(kind="faker", provider="name"),
+            "email": GeneratorSpec(kind="faker", provider="email"),
+        }
     elif re.search(r"insurance|policy|coverage", n):
-        props = {"provider": GeneratorSpec(kind="faker", provider="company"),
-                 "member_id": GeneratorSpec(kind="pattern", pattern="??#########", value="upper")}
+        props = {
+            "provider": GeneratorSpec(kind="faker", provider="company"),
+            "member_id": GeneratorSpec(kind="pattern", pattern="??#########", value="upper"),
+        }
     else:
-        props = {"name": GeneratorSpec(kind="choice", values=titles_for(entity.name, f.name)),
-                 "note": GeneratorSpec(kind="faker", provider="sentence")}
+        props = {
+            "name": GeneratorSpec(kind="choice", values=titles_for(entity.name, f.name)),
+            "note": GeneratorSpec(kind="faker", provider="sentence"),
+        }
     return GeneratorSpec(kind="object", properties=props)
 
 
@@ -205,7 +254,11 @@ def default_generator(entity: EntitySpec, f: FieldSpec, clock: dt.datetime) -> G
     role = entity.role_of(f)
     if t == FieldType.boolean:
         return GeneratorSpec(kind="choice", values=[True, False])
-    if t in (FieldType.date, FieldType.datetime) or role in (FieldRole.date, FieldRole.datetime, FieldRole.birth_date):
+    if t in (FieldType.date, FieldType.datetime) or role in (
+        FieldRole.date,
+        FieldRole.datetime,
+        FieldRole.birth_date,
+    ):
         return _time_generator(f, role, clock)
     if t in (FieldType.integer, FieldType.number):
         return _number_generator(f, role)

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -72,9 +73,12 @@ class SubGoal(BaseModel):
 
     text: str
     steps: list[int] = Field(default_factory=list, description="Indices into Task.gold.")
-    reveals: list[str] = Field(default_factory=list, description="Keys of hidden facts this sub-goal may need.")
+    reveals: list[str] = Field(
+        default_factory=list, description="Keys of hidden facts this sub-goal may need."
+    )
     kind: Literal["request", "refusal"] = Field(
-        "request", description="'refusal': a request the tools cannot serve; the assistant declines it.")
+        "request", description="'refusal': a request the tools cannot serve; the assistant declines it."
+    )
     answers: list[str] = Field(default_factory=list, description="Answer facts this sub-goal asks for.")
     decline: str = Field("", description="For a refusal: what the assistant cannot do, as it says it.")
 
@@ -84,7 +88,9 @@ class Difficulty(BaseModel):
     measured_pass_rate: float | None = None
     level: Literal["easy", "medium", "hard"] = "medium"
     calibration_action: str | None = Field(default=None, description="e.g. 'harder-depth', 'easier-breadth'.")
-    features: dict[str, float] = Field(default_factory=dict, description="Structural proxies used for the estimate.")
+    features: dict[str, float] = Field(
+        default_factory=dict, description="Structural proxies used for the estimate."
+    )
 
 
 class Task(BaseModel):
@@ -95,18 +101,24 @@ class Task(BaseModel):
     seed: int = 0
     persona: Persona
     goal: str = Field(description="The whole request in a person's words.")
-    intent: str = Field("", description="What the person wants, by pattern: find and report, change my own "
-                                        "thing, create with references looked up, cancel or refund, ...")
+    intent: str = Field(
+        "",
+        description="What the person wants, by pattern: find and report, change my own "
+        "thing, create with references looked up, cancel or refund, ...",
+    )
     subgoals: list[SubGoal] = Field(default_factory=list, description="The goal split into turns.")
     gold: list[GoldStep]
     answer_facts: list[str] = Field(default_factory=list, description="Strings the final answer must state.")
     initial_state: str = Field(
-        default="template", description="'template' (the env's seeded state) or a path/ref to a saved snapshot."
+        default="template",
+        description="'template' (the env's seeded state) or a path/ref to a saved snapshot.",
     )
     reward: RewardSpec
     difficulty: Difficulty
     checks_passed: list[str] = Field(default_factory=list)
-    tools: list[str] = Field(default_factory=list, description="Tools offered to the agent (default: all of the env).")
+    tools: list[str] = Field(
+        default_factory=list, description="Tools offered to the agent (default: all of the env)."
+    )
     turn_limit: int = 30
 
 
@@ -135,5 +147,7 @@ def load_tasks(path: str | os.PathLike) -> Iterator[Task]:
                 except ValidationError as e:
                     first = e.errors()[0]
                     where = ".".join(str(x) for x in first["loc"])
-                    raise ConfigError(f"{path}:{i}: not a task ({where + ': ' if where else ''}{first['msg']}; "
-                                      f"{e.error_count()} error(s))") from None
+                    raise ConfigError(
+                        f"{path}:{i}: not a task ({where + ': ' if where else ''}{first['msg']}; "
+                        f"{e.error_count()} error(s))"
+                    ) from None

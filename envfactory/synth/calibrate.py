@@ -27,8 +27,9 @@ to the earlier action in ``ACTIONS`` (a tiny order-dependent epsilon).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -36,18 +37,46 @@ from ..graph import Plan, Step
 from ..graph.plan import REF, is_ref, iter_refs
 from ..spec import EnvSpec, ToolKind
 
-__all__ = ["ACTIONS", "TAU", "SIGMA", "action_score", "predicted_after", "estimate_pass_rate",
-           "difficulty_features", "choose_actions", "edit_plan", "level_of", "pick_partner", "shares_step",
-           "SolverMeasurement", "measure_pass_rate"]
+__all__ = [
+    "ACTIONS",
+    "TAU",
+    "SIGMA",
+    "action_score",
+    "predicted_after",
+    "estimate_pass_rate",
+    "difficulty_features",
+    "choose_actions",
+    "edit_plan",
+    "level_of",
+    "pick_partner",
+    "shares_step",
+    "SolverMeasurement",
+    "measure_pass_rate",
+]
 
-ACTIONS = ("harder-depth", "harder-breadth", "easier-depth", "easier-breadth", "different-depth",
-           "different-breadth")
+ACTIONS = (
+    "harder-depth",
+    "harder-breadth",
+    "easier-depth",
+    "easier-breadth",
+    "different-depth",
+    "different-breadth",
+)
 TAU, SIGMA = 0.5, 0.2
 _DELTA = {"harder": -0.25, "easier": 0.25, "different": 0.0}
 _GAMMA = {"depth": 1.0, "breadth": 0.65}
 _TIE_EPS = 1e-7
-_W = {"bias": 3.0, "chain": 0.45, "ids": 0.25, "goals": 0.5, "branches": 0.2, "distractors": 0.02,
-      "hidden": 0.3, "constraints": 0.35, "writes": 0.15}
+_W = {
+    "bias": 3.0,
+    "chain": 0.45,
+    "ids": 0.25,
+    "goals": 0.5,
+    "branches": 0.2,
+    "distractors": 0.02,
+    "hidden": 0.3,
+    "constraints": 0.35,
+    "writes": 0.15,
+}
 
 
 def predicted_after(p_hat: float, action: str) -> float:
@@ -57,10 +86,12 @@ def predicted_after(p_hat: float, action: str) -> float:
 
 def action_score(p_hat: float, action: str) -> float:
     p = predicted_after(p_hat, action)
-    return math.exp(-((p - TAU) ** 2) / (2 * SIGMA ** 2))
+    return math.exp(-((p - TAU) ** 2) / (2 * SIGMA**2))
 
 
-def difficulty_features(plan: Plan, spec: EnvSpec, *, hidden: int = 0, constraints: int = 0) -> dict[str, float]:
+def difficulty_features(
+    plan: Plan, spec: EnvSpec, *, hidden: int = 0, constraints: int = 0
+) -> dict[str, float]:
     return {
         "chain": float(plan.chain_length()),
         "ids": float(sum(1 for s in plan.steps for _ in iter_refs(s.args))),
@@ -75,9 +106,17 @@ def difficulty_features(plan: Plan, spec: EnvSpec, *, hidden: int = 0, constrain
 
 def estimate_pass_rate(features: dict[str, float]) -> float:
     f = features
-    z = (_W["bias"] - _W["chain"] * (f["chain"] - 1) - _W["ids"] * f["ids"] - _W["goals"] * (f["goals"] - 1)
-         - _W["branches"] * (f["branches"] - 1) - _W["distractors"] * f["distractors"] - _W["hidden"] * f["hidden"]
-         - _W["constraints"] * f["constraints"] - _W["writes"] * f["writes"])
+    z = (
+        _W["bias"]
+        - _W["chain"] * (f["chain"] - 1)
+        - _W["ids"] * f["ids"]
+        - _W["goals"] * (f["goals"] - 1)
+        - _W["branches"] * (f["branches"] - 1)
+        - _W["distractors"] * f["distractors"]
+        - _W["hidden"] * f["hidden"]
+        - _W["constraints"] * f["constraints"]
+        - _W["writes"] * f["writes"]
+    )
     return round(1 / (1 + math.exp(-z)), 4)
 
 
@@ -85,9 +124,14 @@ def level_of(p: float) -> str:
     return "easy" if p >= 0.7 else ("hard" if p < 0.4 else "medium")
 
 
-def choose_actions(p_hats: Sequence[float], *, feasible: Sequence[Sequence[bool]] | None = None,
-                   tools: Sequence[Sequence[set[str]]] | None = None, targets: dict[str, int] | None = None,
-                   coverage_weight: float = 0.5) -> list[tuple[str, float]]:
+def choose_actions(
+    p_hats: Sequence[float],
+    *,
+    feasible: Sequence[Sequence[bool]] | None = None,
+    tools: Sequence[Sequence[set[str]]] | None = None,
+    targets: dict[str, int] | None = None,
+    coverage_weight: float = 0.5,
+) -> list[tuple[str, float]]:
     """One action per task maximizing total score (+ soft coverage); returns (action, score).
 
     ``feasible[i][a]``: whether action ``a`` can be applied to task ``i``. ``tools[i][a]``: tools
@@ -106,11 +150,11 @@ def choose_actions(p_hats: Sequence[float], *, feasible: Sequence[Sequence[bool]
     nv = n * m + len(tnames)
     c = np.zeros(nv)
     c[: n * m] = -(scores - _TIE_EPS * np.arange(m)[None, :]).ravel()
-    c[n * m:] = coverage_weight
+    c[n * m :] = coverage_weight
     rows, lb, ub = [], [], []
     for i in range(n):
         r = np.zeros(nv)
-        r[i * m:(i + 1) * m] = 1
+        r[i * m : (i + 1) * m] = 1
         rows.append(r), lb.append(1), ub.append(1)
     for k, t in enumerate(tnames):
         r = np.zeros(nv)
@@ -122,8 +166,13 @@ def choose_actions(p_hats: Sequence[float], *, feasible: Sequence[Sequence[bool]
         rows.append(r), lb.append(targets[t]), ub.append(np.inf)
     upper = np.concatenate([feas.ravel().astype(float), np.full(len(tnames), np.inf)])
     integrality = np.concatenate([np.ones(n * m), np.zeros(len(tnames))])
-    res = milp(c, constraints=LinearConstraint(np.array(rows), lb, ub), integrality=integrality,
-               bounds=Bounds(np.zeros(nv), upper), options={"mip_rel_gap": 0.0})
+    res = milp(
+        c,
+        constraints=LinearConstraint(np.array(rows), lb, ub),
+        integrality=integrality,
+        bounds=Bounds(np.zeros(nv), upper),
+        options={"mip_rel_gap": 0.0},
+    )
     if not res.success:  # e.g. a task with no feasible action: fall back to the best feasible per task
         out = []
         for i in range(n):
@@ -158,7 +207,9 @@ def _renumber(v: Any, mapping: dict[int, int]) -> Any:
     return v
 
 
-def _prune(plan: Plan, steps: list[Step], goals: list[int], facts: dict[str, Any], spec: EnvSpec) -> Plan | None:
+def _prune(
+    plan: Plan, steps: list[Step], goals: list[int], facts: dict[str, Any], spec: EnvSpec
+) -> Plan | None:
     """Drop steps nothing needs (not goals, not writes, no consumers); renumber references."""
     keep = set(goals) | {i for i, s in enumerate(steps) if spec.tool(s.tool).writes}
     changed = True
@@ -171,8 +222,15 @@ def _prune(plan: Plan, steps: list[Step], goals: list[int], facts: dict[str, Any
                     changed = True
     order = sorted(keep)
     mp = {old: new for new, old in enumerate(order)}
-    new_steps = [Step(steps[i].tool, _renumber(steps[i].args, mp), sorted(mp[d] for d in steps[i].deps if d in mp),
-                      steps[i].role) for i in order]
+    new_steps = [
+        Step(
+            steps[i].tool,
+            _renumber(steps[i].args, mp),
+            sorted(mp[d] for d in steps[i].deps if d in mp),
+            steps[i].role,
+        )
+        for i in order
+    ]
     if not new_steps:
         return None
     ents = {spec.tool(s.tool).entity for s in new_steps}
@@ -183,8 +241,17 @@ def _prune(plan: Plan, steps: list[Step], goals: list[int], facts: dict[str, Any
         if head in ents or head in tools or head == "prefer":
             kept_facts[k] = v
     ng = [mp[g] for g in goals if g in mp]
-    return Plan(plan.env, plan.domain, new_steps, [new_steps[g].tool for g in ng], ng, kept_facts,
-                plan.sampler, plan.seed, plan.index)
+    return Plan(
+        plan.env,
+        plan.domain,
+        new_steps,
+        [new_steps[g].tool for g in ng],
+        ng,
+        kept_facts,
+        plan.sampler,
+        plan.seed,
+        plan.index,
+    )
 
 
 def _harder_depth(plan: Plan, outputs: list[Any], spec: EnvSpec) -> Plan | None:
@@ -204,8 +271,17 @@ def _harder_depth(plan: Plan, outputs: list[Any], spec: EnvSpec) -> Plan | None:
                     continue
                 steps = list(plan.steps) + [Step(gt.name, args, [g], "goal")]
                 goals = list(plan.goal_steps) + [len(steps) - 1]
-                return Plan(plan.env, plan.domain, steps, [steps[i].tool for i in goals], goals,
-                            dict(plan.user_facts), plan.sampler, plan.seed, plan.index)
+                return Plan(
+                    plan.env,
+                    plan.domain,
+                    steps,
+                    [steps[i].tool for i in goals],
+                    goals,
+                    dict(plan.user_facts),
+                    plan.sampler,
+                    plan.seed,
+                    plan.index,
+                )
     return None
 
 
@@ -272,8 +348,9 @@ def _harder_breadth(plan: Plan, partner: Plan | None, spec: EnvSpec) -> Plan | N
         return None
     off = len(plan.steps)
     mp = {i: i + off for i in range(len(partner.steps))}
-    steps = list(plan.steps) + [Step(s.tool, _renumber(s.args, mp), [d + off for d in s.deps], s.role)
-                                for s in partner.steps]
+    steps = list(plan.steps) + [
+        Step(s.tool, _renumber(s.args, mp), [d + off for d in s.deps], s.role) for s in partner.steps
+    ]
     goals = list(plan.goal_steps) + [g + off for g in partner.goal_steps]
     facts = dict(plan.user_facts)
     for k, v in partner.user_facts.items():
@@ -282,8 +359,17 @@ def _harder_breadth(plan: Plan, partner: Plan | None, spec: EnvSpec) -> Plan | N
             k = f"{base.split('#', 1)[0]}#{n}"
             n += 1
         facts[k] = v
-    return Plan(plan.env, plan.domain, steps, [steps[g].tool for g in goals], goals, facts, plan.sampler,
-                plan.seed, plan.index)
+    return Plan(
+        plan.env,
+        plan.domain,
+        steps,
+        [steps[g].tool for g in goals],
+        goals,
+        facts,
+        plan.sampler,
+        plan.seed,
+        plan.index,
+    )
 
 
 def _easier_breadth(plan: Plan, spec: EnvSpec) -> Plan | None:
@@ -302,8 +388,14 @@ def _easier_breadth(plan: Plan, spec: EnvSpec) -> Plan | None:
         if last in needed:
             return None
         steps = [s for i, s in enumerate(plan.steps)]
-        keep = sorted(needed | {i for i, s in enumerate(steps) if spec.tool(s.tool).writes and i != last
-                                and not (set(s.deps) | set(s.ref_steps())) & {last}})
+        keep = sorted(
+            needed
+            | {
+                i
+                for i, s in enumerate(steps)
+                if spec.tool(s.tool).writes and i != last and not (set(s.deps) | set(s.ref_steps())) & {last}
+            }
+        )
         sub = [steps[i] for i in keep]
         mp = {old: new for new, old in enumerate(keep)}
         try:
@@ -313,18 +405,31 @@ def _easier_breadth(plan: Plan, spec: EnvSpec) -> Plan | None:
         return _prune(plan, sub, [mp[g] for g in plan.goal_steps[:-1]], dict(plan.user_facts), spec)
     if any(s.role == "branch" for s in plan.steps):
         keep_steps = list(plan.steps)
-        return _prune(plan, [s if s.role != "branch" else s for s in keep_steps], list(plan.goal_steps),
-                      dict(plan.user_facts), spec) if _has_droppable_branch(plan, spec) else None
+        return (
+            _prune(
+                plan,
+                [s if s.role != "branch" else s for s in keep_steps],
+                list(plan.goal_steps),
+                dict(plan.user_facts),
+                spec,
+            )
+            if _has_droppable_branch(plan, spec)
+            else None
+        )
     return None
 
 
 def _has_droppable_branch(plan: Plan, spec: EnvSpec) -> bool:
     used = {d for s in plan.steps for d in set(s.deps) | set(s.ref_steps())}
-    return any(s.role == "branch" and i not in used and i not in plan.goal_steps and not spec.tool(s.tool).writes
-               for i, s in enumerate(plan.steps))
+    return any(
+        s.role == "branch" and i not in used and i not in plan.goal_steps and not spec.tool(s.tool).writes
+        for i, s in enumerate(plan.steps)
+    )
 
 
-def edit_plan(action: str, plan: Plan, calls: list[Any], spec: EnvSpec, *, partner: Plan | None = None) -> Plan | None:
+def edit_plan(
+    action: str, plan: Plan, calls: list[Any], spec: EnvSpec, *, partner: Plan | None = None
+) -> Plan | None:
     """The plan after ``action``, or None when the action does not apply. 'different-*' keeps
     the plan (the task is re-realized with other phrasing / constraint choices)."""
     outputs = [c.output for c in calls]
@@ -369,8 +474,16 @@ class SolverMeasurement:
         return round(self.successes / self.k, 4) if self.k else 0.0
 
 
-def measure_pass_rate(task: Any, env: Any, model: Any, *, k: int, seed: int = 0, temperature: float = 0.7,
-                      max_turns: int | None = None) -> SolverMeasurement:
+def measure_pass_rate(
+    task: Any,
+    env: Any,
+    model: Any,
+    *,
+    k: int,
+    seed: int = 0,
+    temperature: float = 0.7,
+    max_turns: int | None = None,
+) -> SolverMeasurement:
     """p^ = successes / k over ``k`` rollouts of ``task`` with ``model`` as the assistant.
 
     Each rollout is ``run_rollout`` on a fresh in-process session from ``task.initial_state``,

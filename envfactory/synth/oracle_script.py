@@ -54,8 +54,15 @@ def _uses(value: Any, fact: Any) -> bool:
 
 def _purpose(description: str) -> str | None:
     """The documented purpose of a tool as a verb phrase ('search flights by origin and date')."""
-    first = re.split(r"(?<=[.!?])\s|\n|;|\(|, (?:filtered|returns|returning|with optional)| - ",
-                     (description or "").strip(), maxsplit=1)[0].strip().rstrip(".,")
+    first = (
+        re.split(
+            r"(?<=[.!?])\s|\n|;|\(|, (?:filtered|returns|returning|with optional)| - ",
+            (description or "").strip(),
+            maxsplit=1,
+        )[0]
+        .strip()
+        .rstrip(".,")
+    )
     if not first or len(first) > 90 or not re.match(r"^[A-Z][a-z]+s?\b", first):
         return None
     verb, _, rest = first.partition(" ")
@@ -68,8 +75,11 @@ def _purpose(description: str) -> str | None:
 
 
 def _say_args(args: dict[str, Any]) -> str:
-    bits = [f"{_words(k)} {format_plain(v)}" for k, v in args.items()
-            if v not in (None, [], {}) and not isinstance(v, (dict,))][:3]
+    bits = [
+        f"{_words(k)} {format_plain(v)}"
+        for k, v in args.items()
+        if v not in (None, [], {}) and not isinstance(v, (dict,))
+    ][:3]
     return (" with " + ", ".join(bits)) if bits else ""
 
 
@@ -104,7 +114,9 @@ def wrong_form(env: Any, tool: str, args: dict[str, Any]) -> tuple[dict[str, Any
 class _Script:
     """One oracle script: messages in order and the running call counter."""
 
-    def __init__(self, task: Task, env: Any, seed: int, attempt: int, confirm_rate: float, recover_rate: float):
+    def __init__(
+        self, task: Task, env: Any, seed: int, attempt: int, confirm_rate: float, recover_rate: float
+    ):
         self.task, self.env, self.attempt = task, env, attempt
         self.rng = random.Random(f"oracle:{task.task_id}:{seed}:{attempt}")
         self.confirm_rate = confirm_rate
@@ -116,8 +128,12 @@ class _Script:
         self.said: list[str] = []
 
     def call(self, text: str, tool: str, args: dict[str, Any]) -> None:
-        c = ToolCall(id=call_id(self.task.task_id, self.n_call, self.attempt), name=tool, arguments=dict(args),
-                     raw_arguments=json.dumps(args, ensure_ascii=False))
+        c = ToolCall(
+            id=call_id(self.task.task_id, self.n_call, self.attempt),
+            name=tool,
+            arguments=dict(args),
+            raw_arguments=json.dumps(args, ensure_ascii=False),
+        )
         self.n_call += 1
         self.msgs.append(ChatMessage.assistant(text, [c]))
 
@@ -131,18 +147,23 @@ class _Script:
         t = self.env.spec.tool(step.tool)
         purpose = _purpose(t.description)
         if purpose and self.rng.random() < 0.6:
-            text = self.rng.choice(phrases("oracle_purpose")).format(what=purpose) + _say_args(step.args) + "."
+            text = (
+                self.rng.choice(phrases("oracle_purpose")).format(what=purpose) + _say_args(step.args) + "."
+            )
         else:
             verb = " ".join(_words(step.tool).split()[:2])
             text = self.rng.choice(phrases("oracle_before")[t.kind.value]).format(
-                ent=_words(t.entity), ents=plural(_words(t.entity)), verb=verb)
+                ent=_words(t.entity), ents=plural(_words(t.entity)), verb=verb
+            )
         return (self.rng.choice(phrases("oracle_first")) + text) if first else text
 
     def run_step(self, i: int, first: bool) -> None:
         step = self.task.gold[i]
         t = self.env.spec.tool(step.tool)
         if t.writes and step.role == "goal" and self.rng.random() < self.confirm_rate:
-            c = self.rng.choice(phrases("oracle_confirm")).format(verb=" ".join(_words(step.tool).split()[:2]))
+            c = self.rng.choice(phrases("oracle_confirm")).format(
+                verb=" ".join(_words(step.tool).split()[:2])
+            )
             if not match_asked_facts(c, self.keys):  # a confirmation the user could read as naming a fact
                 self.msgs.append(ChatMessage.assistant(c))
                 first = False
@@ -154,7 +175,8 @@ class _Script:
                 args, arg, message = bad
                 self.call(text, step.tool, args)
                 fix = self.rng.choice(phrases("oracle_recover")).format(
-                    arg=_words(arg), value=format_plain(step.args[arg]), why=message.split(": ", 1)[-1])
+                    arg=_words(arg), value=format_plain(step.args[arg]), why=message.split(": ", 1)[-1]
+                )
                 self.call(fix, step.tool, step.args)
                 return
         self.call(text, step.tool, step.args)
@@ -179,7 +201,8 @@ class _Script:
         out = ""
         if rest:
             out += " " + self.rng.choice(phrases("oracle_facts")).format(
-                facts="; ".join(_state_fact(f, self.task.gold) for f in rest))
+                facts="; ".join(_state_fact(f, self.task.gold) for f in rest)
+            )
         if earlier and len(self.task.subgoals) > 1:
             out += " To recap: " + "; ".join(_state_fact(f, self.task.gold) for f in earlier) + "."
         return out
@@ -209,8 +232,15 @@ def groups(task: Task) -> list[tuple[int, list[int]]]:
     return out
 
 
-def write_script(task: Task, env: Any, *, seed: int = 0, attempt: int = 0, confirm_rate: float = 0.3,
-                 recover_rate: float = 0.15) -> list[ChatMessage]:
+def write_script(
+    task: Task,
+    env: Any,
+    *,
+    seed: int = 0,
+    attempt: int = 0,
+    confirm_rate: float = 0.3,
+    recover_rate: float = 0.15,
+) -> list[ChatMessage]:
     """The oracle's messages for ``task``, in order (see the module docstring)."""
     sc = _Script(task, env, seed, attempt, confirm_rate, recover_rate)
     hidden = dict(task.persona.hidden_facts)
@@ -241,8 +271,11 @@ def write_script(task: Task, env: Any, *, seed: int = 0, attempt: int = 0, confi
             sc.run_step(i, first)
             first = False
         answers = list(sg.answers) if sg is not None and task.subgoals else list(task.answer_facts)
-        found = [f for f in task.answer_facts if f not in answers and f not in sc.said
-                 and any(_holds(task.gold[i].output, f) for i in steps)]
+        found = [
+            f
+            for f in task.answer_facts
+            if f not in answers and f not in sc.said and any(_holds(task.gold[i].output, f) for i in steps)
+        ]
         sc.close(steps, answers + found, last)
     return sc.msgs
 
@@ -267,7 +300,9 @@ def _summary(env: Any, tool: str, output: Any) -> str:
         bits = [f"{ent} {format_plain(output[pk])}" if pk in output else f"the {ent}"]
         state = next((f for f in english().fields.state_fields if output.get(f) is not None), None)
         if state is not None:
-            bits.append(f"is now {format_plain(output[state])}" if t.writes else f"is {format_plain(output[state])}")
+            bits.append(
+                f"is now {format_plain(output[state])}" if t.writes else f"is {format_plain(output[state])}"
+            )
         elif t.writes:
             bits.append("is updated" if t.kind != ToolKind.create else "is created")
         return " ".join(bits)

@@ -21,8 +21,20 @@ from ..text import (
     join_phrases,
 )
 
-__all__ = ["person_name", "ftype", "label", "id_like", "usable", "is_person_entity", "parse_fact_key", "value_phrase",
-           "fact_phrase", "describe", "superlative", "say_value"]
+__all__ = [
+    "person_name",
+    "ftype",
+    "label",
+    "id_like",
+    "usable",
+    "is_person_entity",
+    "parse_fact_key",
+    "value_phrase",
+    "fact_phrase",
+    "describe",
+    "superlative",
+    "say_value",
+]
 
 
 def ftype(spec: EnvSpec, entity: str, fname: str) -> FieldType | None:
@@ -134,8 +146,9 @@ def _bool_adj(spec: EnvSpec, entity: str, fname: str, v: Any) -> str:
     return "not " + lab.replace(" ", "-")
 
 
-def describe(spec: EnvSpec, entity: str, facts: list[tuple[str, Any]], article: str = "the",
-             phrase: str = "") -> str:
+def describe(
+    spec: EnvSpec, entity: str, facts: list[tuple[str, Any]], article: str = "the", phrase: str = ""
+) -> str:
     """'the confirmed available room in Paris with seat 12A' from an entity's facts."""
     fields = english().fields
     places = fields.place_fields

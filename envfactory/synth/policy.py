@@ -24,8 +24,15 @@ from ..llm import ChatMessage, ChatModel
 from ..spec import Task, tool_input_schema
 from .oracle_script import call_id, groups, write_script
 
-__all__ = ["Episode", "Policy", "OraclePolicy", "TeacherPolicy", "build_tool_schemas", "build_system_prompt",
-           "call_id"]
+__all__ = [
+    "Episode",
+    "Policy",
+    "OraclePolicy",
+    "TeacherPolicy",
+    "build_tool_schemas",
+    "build_system_prompt",
+    "call_id",
+]
 
 
 class Episode(Protocol):
@@ -46,20 +53,29 @@ def build_tool_schemas(env: Any, names: list[str] | None = None) -> list[dict[st
     out = []
     for n in wanted:
         t = spec.tool(n)
-        out.append({"type": "function",
-                    "function": {"name": t.name, "description": t.description or t.name.replace("_", " "),
-                                 "parameters": tool_input_schema(t)}})
+        out.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description or t.name.replace("_", " "),
+                    "parameters": tool_input_schema(t),
+                },
+            }
+        )
     return out
 
 
 def build_system_prompt(task: Task, env: Any) -> str:
     spec = env.spec
     desc = (spec.description or f"the {spec.name.replace('_', ' ')} service").strip()
-    return (f"You are a helpful assistant for {desc}\n"
-            f"The current date and time is {spec.clock}.\n"
-            "Use the tools to look things up and to act for the user. Ask the user for any detail you need "
-            "and do not have; never invent ids or values. When a request is done, reply with a short answer "
-            "that states the results.")
+    return (
+        f"You are a helpful assistant for {desc}\n"
+        f"The current date and time is {spec.clock}.\n"
+        "Use the tools to look things up and to act for the user. Ask the user for any detail you need "
+        "and do not have; never invent ids or values. When a request is done, reply with a short answer "
+        "that states the results."
+    )
 
 
 # ---- the oracle ---------------------------------------------------------------------------------
@@ -99,8 +115,14 @@ class OraclePolicy:
         return groups(task)
 
     def script(self, task: Task, env: Any, *, attempt: int = 0) -> list[ChatMessage]:
-        return write_script(task, env, seed=self.seed, attempt=attempt, confirm_rate=self.confirm_rate,
-                            recover_rate=self.recover_rate)
+        return write_script(
+            task,
+            env,
+            seed=self.seed,
+            attempt=attempt,
+            confirm_rate=self.confirm_rate,
+            recover_rate=self.recover_rate,
+        )
 
 
 # ---- the teacher --------------------------------------------------------------------------------
@@ -116,8 +138,13 @@ class _TeacherEpisode:
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
 
     def act(self, messages: list[ChatMessage]) -> ChatMessage | None:
-        resp = self.model.complete(messages, tools=self.tools, tool_choice="auto", temperature=self.temperature,
-                                   seed=self.seed + self.calls)
+        resp = self.model.complete(
+            messages,
+            tools=self.tools,
+            tool_choice="auto",
+            temperature=self.temperature,
+            seed=self.seed + self.calls,
+        )
         self.calls += 1
         self.usage["prompt_tokens"] += resp.usage.prompt_tokens
         self.usage["completion_tokens"] += resp.usage.completion_tokens
@@ -132,8 +159,15 @@ class TeacherPolicy:
     each attempt uses seed ``seed + attempt`` and ``temperature``.
     """
 
-    def __init__(self, model: ChatModel, *, attempts: int = 3, temperature: float | None = 0.7, seed: int = 0,
-                 model_name: str | None = None):
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        attempts: int = 3,
+        temperature: float | None = 0.7,
+        seed: int = 0,
+        model_name: str | None = None,
+    ):
         self.model = model
         self.attempts = max(1, attempts)
         self.temperature = temperature
@@ -141,5 +175,7 @@ class TeacherPolicy:
         self.model_name = model_name or getattr(model, "model", None) or type(model).__name__
         self.name = f"teacher:{self.model_name}"
 
-    def begin(self, task: Task, env: Any, tools: list[dict[str, Any]], *, attempt: int = 0) -> _TeacherEpisode:
+    def begin(
+        self, task: Task, env: Any, tools: list[dict[str, Any]], *, attempt: int = 0
+    ) -> _TeacherEpisode:
         return _TeacherEpisode(self.model, tools, self.temperature, self.seed * 1000 + attempt * 100)

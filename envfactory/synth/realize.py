@@ -42,8 +42,15 @@ from .phrasing import (
 )
 from .selections import Selection, find_selections
 
-__all__ = ["Realization", "Selection", "realize_goal", "out_of_scope_request", "find_selections", "parse_fact_key",
-           "is_person_entity"]
+__all__ = [
+    "Realization",
+    "Selection",
+    "realize_goal",
+    "out_of_scope_request",
+    "find_selections",
+    "parse_fact_key",
+    "is_person_entity",
+]
 
 Fact = tuple[str, str, Any]  # (fact key, field or parameter, value)
 
@@ -64,9 +71,17 @@ class Realization:
         return [s for s in self.selections if s.how == "unresolved"]
 
 
-def realize_goal(spec: EnvSpec, gold: GoldResult, *, seed: int = 0, style: str | None = None,
-                 prefer_constraints: bool = True, hide_rate: float = 0.35,
-                 drop_facts: set[str] | None = None, refusal: bool = False) -> Realization:
+def realize_goal(
+    spec: EnvSpec,
+    gold: GoldResult,
+    *,
+    seed: int = 0,
+    style: str | None = None,
+    prefer_constraints: bool = True,
+    hide_rate: float = 0.35,
+    drop_facts: set[str] | None = None,
+    refusal: bool = False,
+) -> Realization:
     """Write the request a person would make for ``gold`` (an executed plan). ``refusal``: end with a
     request none of the environment's tools can serve (the assistant declines it)."""
     r = _Realizer(spec, gold, seed, style, prefer_constraints, hide_rate, drop_facts or set())
@@ -126,8 +141,16 @@ def _tidy(s: str) -> str:
 class _Realizer:
     """One realization: the facts the user holds, what is hidden, and one phrase per goal."""
 
-    def __init__(self, spec: EnvSpec, gold: GoldResult, seed: int, style: str | None, prefer_constraints: bool,
-                 hide_rate: float, drop_facts: set[str]):
+    def __init__(
+        self,
+        spec: EnvSpec,
+        gold: GoldResult,
+        seed: int,
+        style: str | None,
+        prefer_constraints: bool,
+        hide_rate: float,
+        drop_facts: set[str],
+    ):
         self.spec, self.gold, self.plan = spec, gold, gold.plan
         self.rng = random.Random(f"{seed}:{gold.plan.env}:{gold.plan.index}:{len(gold.plan.steps)}")
         self.style = style or self.rng.choice(phrases("styles"))
@@ -157,9 +180,19 @@ class _Realizer:
                 masked.append(sorted(st.args))
             else:
                 masked.append(sorted(a for a in st.args if a in ("limit", "offset", "sort_by", "order")))
-        persona = Persona(name=persona_name, style=self.style, known_facts=self.known, hidden_facts=self.hidden)
-        return Realization(persona, goal, subgoals, answers, masked, self.selections, sorted(set(self.rules)),
-                           intent=self._intent())
+        persona = Persona(
+            name=persona_name, style=self.style, known_facts=self.known, hidden_facts=self.hidden
+        )
+        return Realization(
+            persona,
+            goal,
+            subgoals,
+            answers,
+            masked,
+            self.selections,
+            sorted(set(self.rules)),
+            intent=self._intent(),
+        )
 
     def _intent(self) -> str:
         """The pattern of what the person wants, read off the plan's goals."""
@@ -167,7 +200,11 @@ class _Realizer:
         if len(kinds) > 1:
             return "errand on related rows"
         t = kinds[0]
-        if t.kind == ToolKind.action and t.preconditions and t.name.split("_")[0] in phrases("precondition_verbs"):
+        if (
+            t.kind == ToolKind.action
+            and t.preconditions
+            and t.name.split("_")[0] in phrases("precondition_verbs")
+        ):
             return "cancel or refund under a precondition"
         if t.kind == ToolKind.create:
             looked_up = any(st.role == "discover" for st in self.plan.steps)
@@ -206,7 +243,8 @@ class _Realizer:
                     self.rules.append("implicit_constraint")
                 else:
                     self.entity_facts.setdefault(_inst_key(s.entity, s.fact_key), []).append(
-                        (s.fact_key, s.fact_key.split(".", 1)[1], s.fact_value))
+                        (s.fact_key, s.fact_key.split(".", 1)[1], s.fact_value)
+                    )
 
     def _persona_name(self) -> str:
         """The person row the plan is about, else a seeded Faker name."""
@@ -303,8 +341,9 @@ class _Realizer:
             self.rules.append("goal_expansion")
         return out, answers, answers_of
 
-    def _one_goal(self, g: int, stated: set[str], used_setup: set[int], described: set[str]
-                  ) -> tuple[str, list[int], list[str], list[str]]:
+    def _one_goal(
+        self, g: int, stated: set[str], used_setup: set[int], described: set[str]
+    ) -> tuple[str, list[int], list[str], list[str]]:
         spec, plan, inst_of = self.spec, self.plan, self.inst_of
         st = plan.steps[g]
         t = spec.tool(st.tool)
@@ -319,25 +358,40 @@ class _Realizer:
             e = inst_of[a]
             if a in value_refs.values():
                 continue
-            if _ent_of(e) != t.entity and e not in ctx_ents and (self._efacts(e) or _ent_of(e) in self.extra_phrase):
+            if (
+                _ent_of(e) != t.entity
+                and e not in ctx_ents
+                and (self._efacts(e) or _ent_of(e) in self.extra_phrase)
+            ):
                 ctx_ents.append(e)
         setup_bits = self._setup_bits(anc, used_setup, ctx_ents)
         ctx = ""
         if ctx_ents:
             ctx = self.rng.choice(phrases("links")) + " of ".join(
-                describe(spec, _ent_of(e), self._efacts(e) if e not in described else [], "the",
-                         self.extra_phrase.get(_ent_of(e), "") if e not in described else "")
-                for e in ctx_ents[:3])
+                describe(
+                    spec,
+                    _ent_of(e),
+                    self._efacts(e) if e not in described else [],
+                    "the",
+                    self.extra_phrase.get(_ent_of(e), "") if e not in described else "",
+                )
+                for e in ctx_ents[:3]
+            )
             described.update(ctx_ents[:3])
         own = self._efacts(inst_of[g]) if inst_of[g] not in described else []
         described.add(inst_of[g])
         step_ents = {spec.tool(plan.steps[a].tool).entity for a in steps}
-        reveals = [k for k in self.hidden if parse_fact_key(spec, k) and
-                   (k.split(".", 1)[0] == st.tool or parse_fact_key(spec, k)[1] in step_ents)]
+        reveals = [
+            k
+            for k in self.hidden
+            if parse_fact_key(spec, k)
+            and (k.split(".", 1)[0] == st.tool or parse_fact_key(spec, k)[1] in step_ents)
+        ]
         out = self.gold.calls[g].output if g < len(self.gold.calls) else None
         new_refs = {p: self._new_value_ref(st, p, src) for p, src in value_refs.items()}
-        phrase, ans = _goal_phrase(self, t, st, own, self.extra_phrase.get(t.entity, ""), ctx, out, stated,
-                                   new_refs)
+        phrase, ans = _goal_phrase(
+            self, t, st, own, self.extra_phrase.get(t.entity, ""), ctx, out, stated, new_refs
+        )
         if setup_bits:
             self.rules.append("action_compression")
             phrase = join_phrases(setup_bits) + " and " + phrase
@@ -360,7 +414,9 @@ class _Realizer:
     def _new_value_ref(self, st: Any, p: str, src: int) -> str:
         """An update's new value taken from another step's row, described."""
         spec, inst = self.spec, self.inst_of[src]
-        desc = describe(spec, _ent_of(inst), self._efacts(inst), "the", self.extra_phrase.get(_ent_of(inst), ""))
+        desc = describe(
+            spec, _ent_of(inst), self._efacts(inst), "the", self.extra_phrase.get(_ent_of(inst), "")
+        )
         path = [x for x in st.args[p][REF][1:] if isinstance(x, str) and x != "items"]
         if path and path[-1] != spec.entity(_ent_of(inst)).primary_key:
             # The new value is a field of the row found ('the home airport of the airline'),
@@ -368,8 +424,9 @@ class _Realizer:
             desc = f"the {label(spec, _ent_of(inst), path[-1])} of {desc}"
         return desc
 
-    def _assemble(self, persona_name: str, phrased: list[tuple[str, list[int], list[str]]],
-                  answers_of: list[list[str]]) -> tuple[str, list[SubGoal]]:
+    def _assemble(
+        self, persona_name: str, phrased: list[tuple[str, list[int], list[str]]], answers_of: list[list[str]]
+    ) -> tuple[str, list[SubGoal]]:
         """The goal (the request alone: the greeting is the user's, once, in the first message) and
         one sub-goal per request, each with the answer facts it asks for."""
         rng, asks = self.rng, phrases("asks")[self.style]
@@ -378,12 +435,18 @@ class _Realizer:
             req += rng.choice(phrases("joins")) + p
         subgoals = []
         for (p, steps, reveals), ans in zip(phrased, answers_of):
-            subgoals.append(SubGoal(text=_tidy(rng.choice(asks).format(req=p)), steps=steps, reveals=reveals,
-                                    answers=ans))
+            subgoals.append(
+                SubGoal(text=_tidy(rng.choice(asks).format(req=p)), steps=steps, reveals=reveals, answers=ans)
+            )
         if self.refusal is not None:
             ask, decline = self.refusal
-            subgoals.append(SubGoal(text=_tidy(rng.choice(phrases("refusal_asks")).format(req=ask)), kind="refusal",
-                                    decline=decline))
+            subgoals.append(
+                SubGoal(
+                    text=_tidy(rng.choice(phrases("refusal_asks")).format(req=ask)),
+                    kind="refusal",
+                    decline=decline,
+                )
+            )
             req += rng.choice(phrases("joins")) + ask
         goal = _tidy(rng.choice(asks).format(req=req))
         return goal, subgoals
@@ -450,13 +513,26 @@ def _write_phrase(r: _Realizer, t: Any, st: Any) -> str:
         return s + (" with " + join_phrases(vals) if vals else "")
     if t.kind == ToolKind.update:
         vals = _write_values(r, t, st, r.hidden, to=True)
-        return f"{rng.choice(phrases('update_verbs'))} the {join_phrases(vals)} on it" if vals else f"update the {noun}"
+        return (
+            f"{rng.choice(phrases('update_verbs'))} the {join_phrases(vals)} on it"
+            if vals
+            else f"update the {noun}"
+        )
     vals = _write_values(r, t, st, r.hidden)
     return f"{_verb(t.name, rng)} it" + (" with " + join_phrases(vals) if vals else "")
 
 
-def _goal_phrase(r: _Realizer, t: Any, st: Any, own: list, extra: str, ctx: str, out: Any, stated: set[str],
-                 new_refs: dict[str, str]) -> tuple[str, list[str]]:
+def _goal_phrase(
+    r: _Realizer,
+    t: Any,
+    st: Any,
+    own: list,
+    extra: str,
+    ctx: str,
+    out: Any,
+    stated: set[str],
+    new_refs: dict[str, str],
+) -> tuple[str, list[str]]:
     """The request for one goal step and the answer facts it asks for."""
     spec, rng = r.spec, r.rng
     obj = describe(spec, t.entity, own, "the", extra) + ctx
@@ -493,8 +569,9 @@ def _goal_phrase(r: _Realizer, t: Any, st: Any, own: list, extra: str, ctx: str,
     return f"{_verb(t.name, rng)} {obj}" + (" with " + join_phrases(vals) if vals else ""), []
 
 
-def _list_phrase(r: _Realizer, t: Any, own: list, extra: str, ctx: str, out: Any, stated: set[str]
-                 ) -> tuple[str, list[str]]:
+def _list_phrase(
+    r: _Realizer, t: Any, own: list, extra: str, ctx: str, out: Any, stated: set[str]
+) -> tuple[str, list[str]]:
     """A search: "find flights with ... and tell me their flight number", or "how many"."""
     spec, rng = r.spec, r.rng
     noun = humanize(t.entity)
@@ -506,7 +583,9 @@ def _list_phrase(r: _Realizer, t: Any, own: list, extra: str, ctx: str, out: Any
         disp = _list_answer_field(spec, t.entity, items, {f for f, _ in own}, stated)
         if disp:
             tell = rng.choice(phrases("tell_me")).format(its="their", what=label(spec, t.entity, disp))
-            return f"{rng.choice(phrases('list_verbs'))} {base}{ctx} {tell}", [format_answer(it[disp]) for it in items]
+            return f"{rng.choice(phrases('list_verbs'))} {base}{ctx} {tell}", [
+                format_answer(it[disp]) for it in items
+            ]
         if str(len(items)) not in stated and str(len(items)) not in re.findall(r"\d+", base + ctx):
             return rng.choice(phrases("how_many")).format(what=f"{base}{ctx}"), [str(len(items))]
     return f"{rng.choice(phrases('list_verbs'))} {base}{ctx}", []
@@ -517,8 +596,9 @@ def _sayable(v: Any) -> bool:
     return v is not None and usable(v) and not (isinstance(v, str) and ("_" in v or len(v) > 40))
 
 
-def _list_answer_field(spec: EnvSpec, entity: str, items: list[dict], own_fields: set[str],
-                       stated: set[str]) -> str | None:
+def _list_answer_field(
+    spec: EnvSpec, entity: str, items: list[dict], own_fields: set[str], stated: set[str]
+) -> str | None:
     """A field to ask about for every listed row: the display field unless the user already
     said it (asking "travelers named Golden: tell me their last name" asks nothing)."""
     ent = spec.entity(entity)
@@ -541,8 +621,15 @@ def _list_answer_field(spec: EnvSpec, entity: str, items: list[dict], own_fields
     return None
 
 
-def _answer_fields(spec: EnvSpec, entity: str, row: dict[str, Any], stated: set[str],
-                   rng: random.Random, k: int = 2, exclude: set[str] = frozenset()) -> list[tuple[str, Any]]:
+def _answer_fields(
+    spec: EnvSpec,
+    entity: str,
+    row: dict[str, Any],
+    stated: set[str],
+    rng: random.Random,
+    k: int = 2,
+    exclude: set[str] = frozenset(),
+) -> list[tuple[str, Any]]:
     ent = spec.entity(entity)
     good = []
     for f in ent.fields:

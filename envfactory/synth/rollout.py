@@ -100,7 +100,9 @@ class InProcessBackend:
 class McpBackend:
     """A session on an MCP server through the SDK client, with an in-process shadow for the reward."""
 
-    def __init__(self, connector: "McpConnector", client: Any, exit_cm: Any, shadow: InProcessBackend, via: str):
+    def __init__(
+        self, connector: McpConnector, client: Any, exit_cm: Any, shadow: InProcessBackend, via: str
+    ):
         self._connector = connector
         self._client = client
         self._exit = exit_cm
@@ -167,29 +169,40 @@ class McpConnector:
                 server = self._servers[key] = build_mcp_server(env, config=cfg)
             target: Any = server
         else:
-            from mcp import StdioServerParameters
-
             import os
 
+            from mcp import StdioServerParameters
+
             folder = Path(env.path)
-            args = ["-m", "envfactory", "serve", "--domain", env.spec.domain, "--env", env.name,
-                    "--transport", "stdio"]
+            args = [
+                "-m",
+                "envfactory",
+                "serve",
+                "--domain",
+                env.spec.domain,
+                "--env",
+                env.name,
+                "--transport",
+                "stdio",
+            ]
             if initial_state and initial_state != "template":
                 p = Path(initial_state)
                 args += ["--initial-state", str(p if p.is_absolute() else folder / p)]
             root = folder.parents[1]  # <root>/domains/<domain>/<env>
-            target = StdioServerParameters(command=sys.executable, args=args,
-                                           env={**os.environ, "ENVFACTORY_ROOT": str(root.parent)},
-                                           cwd=str(root.parent))
+            target = StdioServerParameters(
+                command=sys.executable,
+                args=args,
+                env={**os.environ, "ENVFACTORY_ROOT": str(root.parent)},
+                cwd=str(root.parent),
+            )
         cm = self.portal.wrap_async_context_manager(Client(target, mode="legacy", cache=None))
         client = cm.__enter__()
-        return McpBackend(self, client, cm, InProcessBackend(env, initial_state),
-                          via=f"mcp-{self.transport}")
+        return McpBackend(self, client, cm, InProcessBackend(env, initial_state), via=f"mcp-{self.transport}")
 
     def close(self) -> None:
         self._portal_cm.__exit__(None, None, None)
 
-    def __enter__(self) -> "McpConnector":
+    def __enter__(self) -> McpConnector:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -237,8 +250,16 @@ def _writes(env: Environment, tool: str) -> bool:
         return False
 
 
-def run_rollout(task: Task, env: Environment, *, policy: Policy | None = None, backend: ToolBackend | None = None,
-                user_model: ChatModel | None = None, seed: int = 0, attempt: int = 0) -> Trajectory:
+def run_rollout(
+    task: Task,
+    env: Environment,
+    *,
+    policy: Policy | None = None,
+    backend: ToolBackend | None = None,
+    user_model: ChatModel | None = None,
+    seed: int = 0,
+    attempt: int = 0,
+) -> Trajectory:
     """One conversation for ``task`` on ``backend`` (default: a fresh in-process session). Never raises for
     a bad rollout: a model error, an exhausted turn limit or a wrong answer is recorded on the result."""
     policy = policy or OraclePolicy(seed=seed)
@@ -272,19 +293,34 @@ def run_rollout(task: Task, env: Environment, *, policy: Policy | None = None, b
             if m.tool_calls:
                 ided = []
                 for c in m.tool_calls:
-                    ided.append(ToolCall(id=call_id(task.task_id, n_call, attempt), name=c.name,
-                                         arguments=c.arguments, raw_arguments=c.raw_arguments or json.dumps(c.arguments),
-                                         parse_error=c.parse_error))
+                    ided.append(
+                        ToolCall(
+                            id=call_id(task.task_id, n_call, attempt),
+                            name=c.name,
+                            arguments=c.arguments,
+                            raw_arguments=c.raw_arguments or json.dumps(c.arguments),
+                            parse_error=c.parse_error,
+                        )
+                    )
                     n_call += 1
                 history.append(ChatMessage.assistant(m.text or None, ided))
                 for c in ided:
                     if c.parse_error:
-                        ok, res = False, {"error": "invalid_argument", "message": f"{c.name}: {c.parse_error}"}
+                        ok, res = (
+                            False,
+                            {"error": "invalid_argument", "message": f"{c.name}: {c.parse_error}"},
+                        )
                     else:
                         ok, res = backend.call(c.name, c.arguments)
-                    calls.append(CallRecord(tool=c.name, args=c.arguments, ok=ok,
-                                            error=None if ok else res.get("error"),
-                                            writes=ok and _writes(env, c.name)))
+                    calls.append(
+                        CallRecord(
+                            tool=c.name,
+                            args=c.arguments,
+                            ok=ok,
+                            error=None if ok else res.get("error"),
+                            writes=ok and _writes(env, c.name),
+                        )
+                    )
                     history.append(ChatMessage.tool(result_text(ok, res), c.id))
                 continue
             text = m.text
@@ -297,20 +333,43 @@ def run_rollout(task: Task, env: Environment, *, policy: Policy | None = None, b
             user_turns += 1
         while len(history) > 2 and history[-1].role != "assistant":
             history.pop()  # the policy stopped on the user's turn: the record ends with the assistant
-        reward = score_trajectory(task.reward, final_state_hash=backend.state_hash(), final_diff=backend.diff(),
-                                  calls=calls, final_answer=final)
+        reward = score_trajectory(
+            task.reward,
+            final_state_hash=backend.state_hash(),
+            final_diff=backend.diff(),
+            calls=calls,
+            final_answer=final,
+        )
     finally:
         if own:
             backend.close()
-    return Trajectory(task=task, system=system, messages=[message_dict(m) for m in history], tools=tools,
-                      calls=calls, final_answer=final, reward=reward, policy=policy.name,
-                      via=getattr(backend, "via", "in-process"), attempts=attempt + 1, user_turns=user_turns,
-                      failure=failure, mcp_mismatches=getattr(backend, "mismatches", 0),
-                      usage=dict(getattr(episode, "usage", {}) or {}))
+    return Trajectory(
+        task=task,
+        system=system,
+        messages=[message_dict(m) for m in history],
+        tools=tools,
+        calls=calls,
+        final_answer=final,
+        reward=reward,
+        policy=policy.name,
+        via=getattr(backend, "via", "in-process"),
+        attempts=attempt + 1,
+        user_turns=user_turns,
+        failure=failure,
+        mcp_mismatches=getattr(backend, "mismatches", 0),
+        usage=dict(getattr(episode, "usage", {}) or {}),
+    )
 
 
-def run_task(task: Task, env: Environment, *, policy: Policy | None = None, connector: McpConnector | None = None,
-             user_model: ChatModel | None = None, seed: int = 0) -> Trajectory:
+def run_task(
+    task: Task,
+    env: Environment,
+    *,
+    policy: Policy | None = None,
+    connector: McpConnector | None = None,
+    user_model: ChatModel | None = None,
+    seed: int = 0,
+) -> Trajectory:
     """Roll out ``task`` up to ``policy.attempts`` times; return the first full-reward rollout, else the last.
 
     ``connector``: run tool calls through MCP (``McpConnector``) instead of in process.
@@ -320,8 +379,9 @@ def run_task(task: Task, env: Environment, *, policy: Policy | None = None, conn
     for attempt in range(max(1, policy.attempts)):
         backend = connector.open(env, task.initial_state) if connector is not None else None
         try:
-            tr = run_rollout(task, env, policy=policy, backend=backend, user_model=user_model, seed=seed,
-                             attempt=attempt)
+            tr = run_rollout(
+                task, env, policy=policy, backend=backend, user_model=user_model, seed=seed, attempt=attempt
+            )
         finally:
             if backend is not None:
                 backend.close()
@@ -333,14 +393,22 @@ def run_task(task: Task, env: Environment, *, policy: Policy | None = None, conn
     assert last is not None
     if last.failure is None:
         missing = last.reward.missing_facts if last.reward else []
-        last.failure = (f"reward {last.reward.reward if last.reward else 0} after {last.attempts} attempt(s)"
-                        + (f"; missing facts: {missing}" if missing else "")
-                        + ("" if not last.reward or last.reward.state_match else "; final state differs from gold"))
+        last.failure = (
+            f"reward {last.reward.reward if last.reward else 0} after {last.attempts} attempt(s)"
+            + (f"; missing facts: {missing}" if missing else "")
+            + ("" if not last.reward or last.reward.state_match else "; final state differs from gold")
+        )
     return last
 
 
-def replay_calls(messages: list[dict[str, Any]], env: Environment, *, initial_state: str, reward_spec: Any,
-                 writes: Any = None) -> tuple[bool, float, list[str]]:
+def replay_calls(
+    messages: list[dict[str, Any]],
+    env: Environment,
+    *,
+    initial_state: str,
+    reward_spec: Any,
+    writes: Any = None,
+) -> tuple[bool, float, list[str]]:
     """Run a record's tool calls on a fresh session; (every result equal to the record, reward, problems)."""
 
     spec = reward_spec if isinstance(reward_spec, RewardSpec) else RewardSpec.model_validate(reward_spec)
@@ -364,13 +432,21 @@ def replay_calls(messages: list[dict[str, Any]], env: Environment, *, initial_st
                     ok, res = False, {"error": "invalid_argument", "message": f"{tc.name}: {tc.parse_error}"}
                 else:
                     ok, res = be.call(tc.name, tc.arguments)
-                calls.append(CallRecord(tool=tc.name, args=tc.arguments, ok=ok, error=None if ok else res.get("error"),
-                                        writes=ok and _writes(env, tc.name)))
+                calls.append(
+                    CallRecord(
+                        tool=tc.name,
+                        args=tc.arguments,
+                        ok=ok,
+                        error=None if ok else res.get("error"),
+                        writes=ok and _writes(env, tc.name),
+                    )
+                )
                 text = result_text(ok, res)
                 if recorded.get(c["id"]) != text:
                     problems.append(f"call {c['id']} ({tc.name}): replayed result differs from the record")
-        r = score_trajectory(spec, final_state_hash=be.state_hash(), final_diff=be.diff(), calls=calls,
-                             final_answer=final)
+        r = score_trajectory(
+            spec, final_state_hash=be.state_hash(), final_diff=be.diff(), calls=calls, final_answer=final
+        )
     finally:
         be.close()
     if r.reward != 1.0:

@@ -34,8 +34,9 @@ class Selection:
     phrase: str = ""
 
 
-def find_selections(spec: EnvSpec, gold: GoldResult, known: dict[str, Any] | None = None,
-                    prefer_constraints: bool = True) -> list[Selection]:
+def find_selections(
+    spec: EnvSpec, gold: GoldResult, known: dict[str, Any] | None = None, prefer_constraints: bool = True
+) -> list[Selection]:
     """Every ``items[k]`` a later step used, with how the user can single that row out."""
     out: list[Selection] = []
     seen: set[tuple[int, int]] = set()
@@ -67,8 +68,9 @@ def find_selections(spec: EnvSpec, gold: GoldResult, known: dict[str, Any] | Non
     return out
 
 
-def candidates_after_facts(spec: EnvSpec, entity: str, items: list[dict], idx: int,
-                           facts: dict[str, Any]) -> list[int]:
+def candidates_after_facts(
+    spec: EnvSpec, entity: str, items: list[dict], idx: int, facts: dict[str, Any]
+) -> list[int]:
     """Indices of ``items`` consistent with the facts that describe ``items[idx]``."""
     row = items[idx]
     cand = list(range(len(items)))
@@ -127,7 +129,11 @@ def _pin(spec: EnvSpec, sel: Selection, items: list[dict], has_more: bool, prefe
     fact = _unique_fact(spec, ent, sel.row, items)
     if constraint and (prefer_constraints or fact is None):
         sel.how, sel.fact_key, sel.fact_value, sel.phrase = (
-            "constraint", f"prefer.{ent.name}.{constraint[0]}", constraint[1], constraint[2])
+            "constraint",
+            f"prefer.{ent.name}.{constraint[0]}",
+            constraint[1],
+            constraint[2],
+        )
     elif fact:
         sel.how, sel.fact_key, sel.fact_value = "fact", f"{ent.name}.{fact[0]}", fact[1]
     else:

@@ -88,8 +88,9 @@ class TaskReport:
     plans_executed_ok: int = 0
     candidates: int = 0
     kept: int = 0
-    checks: dict[str, dict[str, int]] = field(default_factory=lambda: {
-        c: {"failed": 0, "rewritten": 0, "dropped": 0} for c in CHECKS})
+    checks: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {c: {"failed": 0, "rewritten": 0, "dropped": 0} for c in CHECKS}
+    )
     actions: dict[str, int] = field(default_factory=dict)
     edits_reverted: dict[str, int] = field(default_factory=dict)
     histogram_before: dict[str, int] = field(default_factory=dict)
@@ -131,8 +132,16 @@ def _refs(args: dict[str, Any]) -> dict[str, list[Any]]:
     return {k: list(next(iter_refs(v))) for k, v in args.items() if is_ref(v)}
 
 
-def task_from_gold(env: Any, gold: GoldResult, z: Realization, *, task_id: str, seed: int,
-                   difficulty: Difficulty, config: TaskConfig | None = None) -> Task:
+def task_from_gold(
+    env: Any,
+    gold: GoldResult,
+    z: Realization,
+    *,
+    task_id: str,
+    seed: int,
+    difficulty: Difficulty,
+    config: TaskConfig | None = None,
+) -> Task:
     """A Task (gold steps, reward spec) from an executed plan and its realization."""
     spec = env.spec
     steps = []
@@ -141,32 +150,54 @@ def task_from_gold(env: Any, gold: GoldResult, z: Realization, *, task_id: str, 
         m = z.masked_args[i] if i < len(z.masked_args) else []
         steps.append(GoldStep(tool=c.tool, args=c.args, output=c.output, role=st.role, masked_args=m))
         calls.append({"tool": c.tool, "args": c.args, "refs": _refs(st.args)})
-    reward = RewardSpec(gold_state_hash=gold.final_hash, initial_state_hash=gold.initial_hash,
-                        gold_diff=gold.diff or {}, gold_calls=calls, masked_args=list(z.masked_args),
-                        required_facts=list(z.answer_facts))
-    return Task(task_id=task_id, domain=spec.domain, env=spec.name, source_docs=list(spec.sources), seed=seed,
-                persona=z.persona, goal=z.goal, intent=z.intent, subgoals=z.subgoals, gold=steps,
-                answer_facts=list(z.answer_facts),
-                reward=reward, difficulty=difficulty, tools=[t.name for t in spec.tools],
-                turn_limit=(config or TaskConfig()).turn_limit(len(steps)))
+    reward = RewardSpec(
+        gold_state_hash=gold.final_hash,
+        initial_state_hash=gold.initial_hash,
+        gold_diff=gold.diff or {},
+        gold_calls=calls,
+        masked_args=list(z.masked_args),
+        required_facts=list(z.answer_facts),
+    )
+    return Task(
+        task_id=task_id,
+        domain=spec.domain,
+        env=spec.name,
+        source_docs=list(spec.sources),
+        seed=seed,
+        persona=z.persona,
+        goal=z.goal,
+        intent=z.intent,
+        subgoals=z.subgoals,
+        gold=steps,
+        answer_facts=list(z.answer_facts),
+        reward=reward,
+        difficulty=difficulty,
+        tools=[t.name for t in spec.tools],
+        turn_limit=(config or TaskConfig()).turn_limit(len(steps)),
+    )
 
 
 _REWRITE_PROMPT = (
     "Rewrite the customer's request below so it reads like a real person wrote it. Keep every fact "
     "(names, emails, dates, amounts, numbers) exactly as given, keep every request, add nothing, and do not "
-    "mention tools, APIs, ids or steps. Reply with JSON: {\"goal\": \"...\"}.\n\nRequest: ")
+    'mention tools, APIs, ids or steps. Reply with JSON: {"goal": "..."}.\n\nRequest: '
+)
 
 
 def rewrite_goal_with_model(model: Any, goal: str, *, seed: int = 0, temperature: float = 0.7) -> str | None:
     """The model's rewrite of ``goal`` (None when the reply is unusable)."""
     try:
-        r = model.complete([{"role": "user", "content": _REWRITE_PROMPT + goal}], temperature=temperature, seed=seed,
-                           response_format={"type": "json_object"})
+        r = model.complete(
+            [{"role": "user", "content": _REWRITE_PROMPT + goal}],
+            temperature=temperature,
+            seed=seed,
+            response_format={"type": "json_object"},
+        )
     except ModelError:  # HTTP and transport failures too (backends wrap them): keep the template goal
         return None
     text = (r.content or "").strip()
     try:
-        out = json.loads(text[text.find("{"): text.rfind("}") + 1])
+        out = json.loads(text[text.find("{") : text.rfind("}") + 1])
         g = out.get("goal") if isinstance(out, dict) else None
     except (ValueError, AttributeError):
         g = None
@@ -176,8 +207,15 @@ def rewrite_goal_with_model(model: Any, goal: str, *, seed: int = 0, temperature
 class _Builder:
     """Realizes and checks one executed plan at a time, counting into ``report``."""
 
-    def __init__(self, envs: Mapping[str, Any], seed: int, index: NgramIndex | None, model: Any,
-                 report: TaskReport, config: TaskConfig):
+    def __init__(
+        self,
+        envs: Mapping[str, Any],
+        seed: int,
+        index: NgramIndex | None,
+        model: Any,
+        report: TaskReport,
+        config: TaskConfig,
+    ):
         self.envs, self.seed, self.index, self.model, self.report = envs, seed, index, model, report
         self.config = config
         self._states: dict[str, Any] = {}
@@ -194,13 +232,24 @@ class _Builder:
 
     def _difficulty(self, gold: GoldResult, z: Realization, action: str | None = None) -> Difficulty:
         spec = self.envs[gold.plan.env].spec
-        f = difficulty_features(gold.plan, spec, hidden=len(z.persona.hidden_facts),
-                                constraints=sum(1 for s in z.selections if s.how == "constraint"))
+        f = difficulty_features(
+            gold.plan,
+            spec,
+            hidden=len(z.persona.hidden_facts),
+            constraints=sum(1 for s in z.selections if s.how == "constraint"),
+        )
         p = estimate_pass_rate(f)
         return Difficulty(predicted_pass_rate=p, level=level_of(p), calibration_action=action, features=f)
 
-    def make(self, gold: GoldResult, task_id: str, *, action: str | None = None, variant: int = 0,
-             count: bool = True) -> Task | None:
+    def make(
+        self,
+        gold: GoldResult,
+        task_id: str,
+        *,
+        action: str | None = None,
+        variant: int = 0,
+        count: bool = True,
+    ) -> Task | None:
         """Realize + check, rewriting up to ``realize_attempts - 1`` times; None when dropped."""
         env = self.envs[gold.plan.env]
         failed: list[str] = []
@@ -209,10 +258,24 @@ class _Builder:
         last: Finding | None = None
         refusal = _unit(f"refusal:{self.seed}:{task_id}") < self.config.p_refusal
         for attempt in range(self.config.realize_attempts):
-            z = realize_goal(env.spec, gold, seed=self.seed * 7919 + variant * 31 + attempt, prefer_constraints=prefer,
-                             hide_rate=self.config.hide_rate, drop_facts=drop, refusal=refusal)
-            task = task_from_gold(env, gold, z, task_id=task_id, seed=self.seed,
-                                  difficulty=self._difficulty(gold, z, action), config=self.config)
+            z = realize_goal(
+                env.spec,
+                gold,
+                seed=self.seed * 7919 + variant * 31 + attempt,
+                prefer_constraints=prefer,
+                hide_rate=self.config.hide_rate,
+                drop_facts=drop,
+                refusal=refusal,
+            )
+            task = task_from_gold(
+                env,
+                gold,
+                z,
+                task_id=task_id,
+                seed=self.seed,
+                difficulty=self._difficulty(gold, z, action),
+                config=self.config,
+            )
             findings = run_checks(task, env, self.index, self.state(gold.plan.env), first_failure=True)
             bad = next((f for f in findings if not f.ok), None)
             if bad is None:
@@ -230,7 +293,8 @@ class _Builder:
                 self.report.checks[bad.check]["failed"] += 1
             failed.append(bad.check)
             if bad.check in ("solvable", "not_presatisfied", "needed", "provenance") or (
-                    bad.check == "resolves" and "pick" in bad.message):
+                bad.check == "resolves" and "pick" in bad.message
+            ):
                 break  # no rewording fixes the gold run itself (measured: rewrites rarely fix these)
             if bad.check in ("not_overspecified", "resolves") and "id " in bad.message:
                 leaked = bad.message.rsplit("id ", 1)[1].split(",", 1)[0]
@@ -242,14 +306,20 @@ class _Builder:
 
     def _llm(self, task: Task, env: Any) -> Task:
         self.report.llm["attempted"] = self.report.llm.get("attempted", 0) + 1
-        g = rewrite_goal_with_model(self.model, task.goal, seed=self.seed, temperature=self.config.rewrite_temperature)
+        g = rewrite_goal_with_model(
+            self.model, task.goal, seed=self.seed, temperature=self.config.rewrite_temperature
+        )
         if g is None:
             self.report.llm["unusable"] = self.report.llm.get("unusable", 0) + 1
             return task
         cand = task.model_copy(update={"goal": g})
-        for f in (check_complete(cand, env.spec), check_not_overspecified(cand, env.spec),
-                  check_provenance(cand, env.spec), check_resolves(cand, env.spec, self.state(task.env)),
-                  check_decontaminated(cand, self.index)):
+        for f in (
+            check_complete(cand, env.spec),
+            check_not_overspecified(cand, env.spec),
+            check_provenance(cand, env.spec),
+            check_resolves(cand, env.spec, self.state(task.env)),
+            check_decontaminated(cand, self.index),
+        ):
             if not f.ok:
                 self.report.llm["rejected"] = self.report.llm.get("rejected", 0) + 1
                 self.report.llm[f"rejected_{f.check}"] = self.report.llm.get(f"rejected_{f.check}", 0) + 1
@@ -267,17 +337,33 @@ def _ledger_summary(records: Sequence[Any]) -> dict[str, Any]:
     return led.summary().model_dump()
 
 
-def _measure_seeds(seeds: list[tuple[GoldResult, Task]], by_name: Mapping[str, Any], model: Any, *, k: int,
-                   seed: int, temperature: float, max_turns: int | None, workers: int,
-                   on_progress: Callable[[str, int, int], None] | None) -> list[SolverMeasurement]:
+def _measure_seeds(
+    seeds: list[tuple[GoldResult, Task]],
+    by_name: Mapping[str, Any],
+    model: Any,
+    *,
+    k: int,
+    seed: int,
+    temperature: float,
+    max_turns: int | None,
+    workers: int,
+    on_progress: Callable[[str, int, int], None] | None,
+) -> list[SolverMeasurement]:
     """k solver rollouts per seed task, tasks in parallel (``workers`` threads; every rollout has
     its own session), results in task order."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(i: int) -> SolverMeasurement:
         g, t = seeds[i]
-        return measure_pass_rate(t, by_name[g.plan.env], model, k=k, seed=seed * 1009 + i,
-                                 temperature=temperature, max_turns=max_turns)
+        return measure_pass_rate(
+            t,
+            by_name[g.plan.env],
+            model,
+            k=k,
+            seed=seed * 1009 + i,
+            temperature=temperature,
+            max_turns=max_turns,
+        )
 
     out: list[SolverMeasurement] = []
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(seeds)))) as pool:
@@ -288,16 +374,22 @@ def _measure_seeds(seeds: list[tuple[GoldResult, Task]], by_name: Mapping[str, A
     return out
 
 
-def _solver_report(ms: list[SolverMeasurement], tasks: list[Task], *, k: int, temperature: float,
-                   usage: dict[str, Any]) -> dict[str, Any]:
+def _solver_report(
+    ms: list[SolverMeasurement], tasks: list[Task], *, k: int, temperature: float, usage: dict[str, Any]
+) -> dict[str, Any]:
     measured = [m.pass_rate for m in ms]
     predicted = [t.difficulty.predicted_pass_rate for t in tasks]
     count = Counter(o for m in ms for o in m.outcomes)
     n = len(ms)
     return {
-        "rollouts_per_task": k, "temperature": temperature, "tasks_measured": n, "rollouts": n * k,
-        "successes": count.get("success", 0), "wrong": count.get("wrong", 0),
-        "turn_limit": count.get("turn_limit", 0), "model_errors": count.get("model_error", 0),
+        "rollouts_per_task": k,
+        "temperature": temperature,
+        "tasks_measured": n,
+        "rollouts": n * k,
+        "successes": count.get("success", 0),
+        "wrong": count.get("wrong", 0),
+        "turn_limit": count.get("turn_limit", 0),
+        "model_errors": count.get("model_error", 0),
         "errors": count.get("error", 0),
         "mean_measured": round(sum(measured) / n, 4) if n else 0.0,
         "mean_predicted": round(sum(predicted) / n, 4) if n else 0.0,
@@ -333,9 +425,14 @@ def _seed_tasks(b: _Builder, n: int, seed: int, on_progress: ProgressFn | None) 
         if len(out.pairs) >= n:
             break
         ts = time.perf_counter()
-        run = run_sampling(list(b.envs.values()), want, seed=seed + cfg.round_seed_stride * round_,
-                           config=cfg.sampler, graphs=graphs,
-                           on_progress=(lambda i: on_progress("sample", i, want)) if on_progress else None)
+        run = run_sampling(
+            list(b.envs.values()),
+            want,
+            seed=seed + cfg.round_seed_stride * round_,
+            config=cfg.sampler,
+            graphs=graphs,
+            on_progress=(lambda i, want=want: on_progress("sample", i, want)) if on_progress else None,
+        )
         out.sample_seconds += time.perf_counter() - ts
         report.plans_sampled += len(run.results)
         kept = run.kept
@@ -354,44 +451,76 @@ def _seed_tasks(b: _Builder, n: int, seed: int, on_progress: ProgressFn | None) 
     return out
 
 
-def _measure(b: _Builder, seeds: list[tuple[GoldResult, Task]], k: int, seed: int, p_hat: list[float],
-             on_progress: ProgressFn | None) -> list[SolverMeasurement | None]:
+def _measure(
+    b: _Builder,
+    seeds: list[tuple[GoldResult, Task]],
+    k: int,
+    seed: int,
+    p_hat: list[float],
+    on_progress: ProgressFn | None,
+) -> list[SolverMeasurement | None]:
     """Measured pass rates (k solver rollouts per seed task): written onto the tasks and into
     ``p_hat``, the rates the MILP uses; the solver figures go to the report."""
     cfg, model = b.config, b.model
     ts = time.perf_counter()
     ledger = getattr(model, "ledger", None)
     n0 = len(ledger) if ledger is not None else 0
-    workers = cfg.solver_workers if cfg.solver_workers is not None else int(getattr(model, "concurrency", 1) or 1)
-    ms = _measure_seeds(seeds, b.envs, model, k=k, seed=seed, temperature=cfg.solver_temperature,
-                        max_turns=cfg.solver_max_turns, workers=workers, on_progress=on_progress)
+    workers = (
+        cfg.solver_workers if cfg.solver_workers is not None else int(getattr(model, "concurrency", 1) or 1)
+    )
+    ms = _measure_seeds(
+        seeds,
+        b.envs,
+        model,
+        k=k,
+        seed=seed,
+        temperature=cfg.solver_temperature,
+        max_turns=cfg.solver_max_turns,
+        workers=workers,
+        on_progress=on_progress,
+    )
     for i, ((_, t), m) in enumerate(zip(seeds, ms)):
         p_hat[i] = m.pass_rate
         d = t.difficulty
         d.measured_pass_rate = m.pass_rate
-        d.features.update({"pass_rate_from_solver": 1.0, "p_hat": m.pass_rate, "solver_k": float(k),
-                           "solver_successes": float(m.successes),
-                           "solver_model_errors": float(m.model_errors)})
+        d.features.update(
+            {
+                "pass_rate_from_solver": 1.0,
+                "p_hat": m.pass_rate,
+                "solver_k": float(k),
+                "solver_successes": float(m.successes),
+                "solver_model_errors": float(m.model_errors),
+            }
+        )
     if ledger is not None:
         usage = _ledger_summary(ledger.records[n0:])
     else:  # a model without a ledger: the tokens the rollouts saw
-        usage = {"prompt_tokens": sum(m.prompt_tokens for m in ms),
-                 "completion_tokens": sum(m.completion_tokens for m in ms)}
+        usage = {
+            "prompt_tokens": sum(m.prompt_tokens for m in ms),
+            "completion_tokens": sum(m.completion_tokens for m in ms),
+        }
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    b.report.solver = _solver_report(ms, [t for _, t in seeds], k=k, temperature=cfg.solver_temperature, usage=usage)
+    b.report.solver = _solver_report(
+        ms, [t for _, t in seeds], k=k, temperature=cfg.solver_temperature, usage=usage
+    )
     b.report.timings["solver"] = round(time.perf_counter() - ts, 3)
     return list(ms)
 
 
-def _action_candidates(b: _Builder, sd: _Seeds, seed: int) -> tuple[list[list[Any]], list[list[bool]], list[list[set[str]]]]:
+def _action_candidates(
+    b: _Builder, sd: _Seeds, seed: int
+) -> tuple[list[list[Any]], list[list[bool]], list[list[set[str]]]]:
     """Per seed task and calibration action: the edited plan (None: not feasible) and the tools it uses."""
     read_only: dict[str, list[Any]] = {}
     for g in sd.results:
         spec = b.envs[g.plan.env].spec
         # Read-only means no writes at all: a create-then-delete plan leaves the state as
         # it was but still asks for two changes.
-        if (not g.changed_state and len(g.plan.steps) <= 3
-                and not any(spec.tool(s.tool).writes for s in g.plan.steps)):
+        if (
+            not g.changed_state
+            and len(g.plan.steps) <= 3
+            and not any(spec.tool(s.tool).writes for s in g.plan.steps)
+        ):
             read_only.setdefault(g.plan.env, []).append(g.plan)
     cands: list[list[Any]] = []
     feas: list[list[bool]] = []
@@ -401,7 +530,9 @@ def _action_candidates(b: _Builder, sd: _Seeds, seed: int) -> tuple[list[list[An
         pool = read_only.get(g.plan.env, [])
         # A partner that repeats one of this plan's calls would make the request say it twice. With
         # intent-first plans no unrelated partner is merged in (one person's request stays one errand).
-        partner = pick_partner(g.plan, pool, i * 7 + seed) if pool and not b.config.sampler.intent_first else None
+        partner = (
+            pick_partner(g.plan, pool, i * 7 + seed) if pool and not b.config.sampler.intent_first else None
+        )
         row, frow, trow = [], [], []
         for a in ACTIONS:
             p = edit_plan(a, g.plan, g.calls, spec, partner=partner)
@@ -414,9 +545,15 @@ def _action_candidates(b: _Builder, sd: _Seeds, seed: int) -> tuple[list[list[An
     return cands, feas, tools
 
 
-def _calibrate(b: _Builder, sd: _Seeds, p_hat: list[float], measured: list[SolverMeasurement | None], seed: int,
-               coverage_targets: dict[str, int] | None, on_progress: ProgressFn | None
-               ) -> tuple[list[Task], list[float]]:
+def _calibrate(
+    b: _Builder,
+    sd: _Seeds,
+    p_hat: list[float],
+    measured: list[SolverMeasurement | None],
+    seed: int,
+    coverage_targets: dict[str, int] | None,
+    on_progress: ProgressFn | None,
+) -> tuple[list[Task], list[float]]:
     """One MILP-chosen edit per seed task, applied and re-checked (reverted when it fails).
     Returns the final tasks and the pass rate each is expected to have."""
     report = b.report
@@ -432,7 +569,9 @@ def _calibrate(b: _Builder, sd: _Seeds, p_hat: list[float], measured: list[Solve
         plan = cands[i][ACTIONS.index(action)]
         final = None
         if action.startswith("different"):
-            final = b.make(g, t.task_id, action=action, variant=1 + (action == "different-breadth"), count=False)
+            final = b.make(
+                g, t.task_id, action=action, variant=1 + (action == "different-breadth"), count=False
+            )
         elif plan is not None:
             ng = execute_plan(b.envs[plan.env], plan, initial_hash=g.initial_hash)
             if ng.ok:
@@ -469,10 +608,19 @@ def _load_index(index: NgramIndex | None | bool, report: TaskReport) -> NgramInd
     return index
 
 
-def build_tasks(envs: Sequence[Any] | Mapping[str, Any], *, n: int, seed: int = 0, model: Any = None,
-                on_progress: ProgressFn | None = None, calibrate: bool = True,
-                coverage_targets: dict[str, int] | None = None, index: NgramIndex | None | bool = True,
-                solver_rollouts: int = 0, config: TaskConfig | None = None) -> TaskBuildResult:
+def build_tasks(
+    envs: Sequence[Any] | Mapping[str, Any],
+    *,
+    n: int,
+    seed: int = 0,
+    model: Any = None,
+    on_progress: ProgressFn | None = None,
+    calibrate: bool = True,
+    coverage_targets: dict[str, int] | None = None,
+    index: NgramIndex | None | bool = True,
+    solver_rollouts: int = 0,
+    config: TaskConfig | None = None,
+) -> TaskBuildResult:
     """Sample, execute, realize, check and calibrate ``n`` tasks over ``envs`` (``Environment``s).
 
     ``on_progress(stage, done, total)`` is called as stages advance. ``index``: True loads the

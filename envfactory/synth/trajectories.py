@@ -127,7 +127,7 @@ def build_rl_row(row: dict[str, Any]) -> dict[str, Any]:
     msgs = row["messages"]
     first_user = next(i for i, m in enumerate(msgs) if m["role"] == "user")
     rest = {k: v for k, v in row.items() if k != "messages"}  # TRL refuses messages beside prompt/completion
-    return {**rest, "prompt": msgs[: first_user + 1], "completion": msgs[first_user + 1:]}
+    return {**rest, "prompt": msgs[: first_user + 1], "completion": msgs[first_user + 1 :]}
 
 
 def build_sharegpt_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -139,8 +139,12 @@ def build_sharegpt_row(row: dict[str, Any]) -> dict[str, Any]:
 
     def flush() -> None:
         if pending_obs:
-            conv.append({"from": "observation",
-                         "value": pending_obs[0] if len(pending_obs) == 1 else json.dumps(pending_obs)})
+            conv.append(
+                {
+                    "from": "observation",
+                    "value": pending_obs[0] if len(pending_obs) == 1 else json.dumps(pending_obs),
+                }
+            )
             pending_obs.clear()
 
     for m in row["messages"]:
@@ -154,18 +158,42 @@ def build_sharegpt_row(row: dict[str, Any]) -> dict[str, Any]:
         elif role == "user":
             conv.append({"from": "human", "value": m["content"]})
         elif m.get("tool_calls"):
-            calls = [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"] or "{}")}
-                     for c in m["tool_calls"]]
-            conv.append({"from": "function_call",
-                         "value": json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)})
+            calls = [
+                {"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"] or "{}")}
+                for c in m["tool_calls"]
+            ]
+            conv.append(
+                {
+                    "from": "function_call",
+                    "value": json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False),
+                }
+            )
         else:
             conv.append({"from": "gpt", "value": m["content"]})
     flush()
     tools = [t["function"] for t in row["tools"]]
-    keep = ("id", "task_id", "domain", "env", "env_id", "source_docs", "seed", "difficulty", "predicted_pass_rate",
-            "checks_passed", "policy", "attempts", "num_turns", "num_tool_calls")
-    return {"conversations": conv, "system": system, "tools": json.dumps(tools, ensure_ascii=False),
-            **{k: row[k] for k in keep}}
+    keep = (
+        "id",
+        "task_id",
+        "domain",
+        "env",
+        "env_id",
+        "source_docs",
+        "seed",
+        "difficulty",
+        "predicted_pass_rate",
+        "checks_passed",
+        "policy",
+        "attempts",
+        "num_turns",
+        "num_tool_calls",
+    )
+    return {
+        "conversations": conv,
+        "system": system,
+        "tools": json.dumps(tools, ensure_ascii=False),
+        **{k: row[k] for k in keep},
+    }
 
 
 def replay_row(row: dict[str, Any], env: Environment) -> tuple[bool, float]:
@@ -174,6 +202,10 @@ def replay_row(row: dict[str, Any], env: Environment) -> tuple[bool, float]:
     ``ok`` is True when every call returns exactly the recorded tool result and the run earns
     reward 1 (final state equals the gold state, the final answer states every required fact).
     """
-    ok, reward, _ = replay_calls(row["messages"], env, initial_state=row.get("initial_state") or "template",
-                                 reward_spec=row["reward_spec"])
+    ok, reward, _ = replay_calls(
+        row["messages"],
+        env,
+        initial_state=row.get("initial_state") or "template",
+        reward_spec=row["reward_spec"],
+    )
     return ok, reward

@@ -30,9 +30,13 @@ from ..text import english, format_plain, phrases, singular
 __all__ = ["UserSimulator", "fact_name", "fact_tokens", "match_asked_facts", "is_question"]
 
 _WORD = re.compile(r"[a-z0-9]+")
-_ASK = re.compile(r"\b(please (provide|share|tell|confirm|send|give)|let me know|i need (your|the)|could you (tell|give|share|provide))\b")
-_CONFIRM = re.compile(r"\b(shall i|should i|do you want|would you like|is that (right|correct|ok)|can i go ahead|"
-                      r"go ahead|confirm|correct\?|ok\?|proceed)\b")
+_ASK = re.compile(
+    r"\b(please (provide|share|tell|confirm|send|give)|let me know|i need (your|the)|could you (tell|give|share|provide))\b"
+)
+_CONFIRM = re.compile(
+    r"\b(shall i|should i|do you want|would you like|is that (right|correct|ok)|can i go ahead|"
+    r"go ahead|confirm|correct\?|ok\?|proceed)\b"
+)
 
 
 def fact_name(key: str) -> str:
@@ -150,7 +154,9 @@ class UserSimulator:
     def opening(self) -> str:
         text = self._say("user_open", t=self.current, name=self.task.persona.name)
         if self.model is not None:
-            text = self._llm("Open the conversation by asking for what you need right now.", {}, fallback=text)
+            text = self._llm(
+                "Open the conversation by asking for what you need right now.", {}, fallback=text
+            )
         self.history.append(ChatMessage.user(text))
         return text
 
@@ -171,9 +177,13 @@ class UserSimulator:
                 if k in self.hidden:
                     self.revealed[k] = self.hidden[k]
             facts = "; ".join(f"the {fact_name(k)} is {format_plain(v)}" for k, v in reveal.items())
-            text = self._say("user_reveal", f=facts[0].upper() + facts[1:] if self.task.persona.style == "terse" else facts)
+            text = self._say(
+                "user_reveal", f=facts[0].upper() + facts[1:] if self.task.persona.style == "terse" else facts
+            )
             if self.model is not None:
-                text = self._llm("Answer the assistant's question with the revealable facts.", reveal, fallback=text)
+                text = self._llm(
+                    "Answer the assistant's question with the revealable facts.", reveal, fallback=text
+                )
         elif any(_CONFIRM.search(q.lower()) for q in questions):
             text = self._confirm(assistant_message)
             if self.model is not None:
@@ -181,7 +191,9 @@ class UserSimulator:
         else:
             text = phrases("user_unknown")[0].format(t=self.current)
             if self.model is not None:
-                text = self._llm("You do not know the answer; say so and restate what you need.", {}, fallback=text)
+                text = self._llm(
+                    "You do not know the answer; say so and restate what you need.", {}, fallback=text
+                )
         self.history.append(ChatMessage.user(text))
         return text
 
@@ -199,8 +211,9 @@ class UserSimulator:
             return None
         text = self._say("user_next", t=self.current)
         if self.model is not None:
-            text = self._llm("The assistant finished the previous part; now ask for what you need next.", {},
-                             fallback=text)
+            text = self._llm(
+                "The assistant finished the previous part; now ask for what you need next.", {}, fallback=text
+            )
         self.history.append(ChatMessage.user(text))
         return text
 
@@ -217,10 +230,18 @@ class UserSimulator:
     def _llm(self, instruction: str, reveal: dict[str, Any], *, fallback: str) -> str:
         p = self.task.persona
         system = _LLM_SYSTEM.format(
-            name=p.name, style=p.style, goal=self.task.goal, current=self.current,
-            known=json.dumps({fact_name(k): v for k, v in {**self.known, **self.revealed}.items()}, default=str),
-            reveal=json.dumps({fact_name(k): v for k, v in reveal.items()}, default=str) if reveal else "none",
-            instruction=instruction)
+            name=p.name,
+            style=p.style,
+            goal=self.task.goal,
+            current=self.current,
+            known=json.dumps(
+                {fact_name(k): v for k, v in {**self.known, **self.revealed}.items()}, default=str
+            ),
+            reveal=json.dumps({fact_name(k): v for k, v in reveal.items()}, default=str)
+            if reveal
+            else "none",
+            instruction=instruction,
+        )
         # The model plays the user, so the roles flip: the assistant's words are its "user" input.
         msgs = [ChatMessage.system(system)]
         for m in self.history:

@@ -29,8 +29,14 @@ def test_a_synthesized_dataset_holds_the_invariants(dataset):
     rows = load_rows(dataset)
     a = audit_rows(rows, ROOT)
     assert a.rows == len(rows) >= 25 and not a.skipped
-    for k in ("invented_args", "goal_mismatch", "ids_in_goal", "asks_for_id", "double_greeting",
-              "answer_handed_over"):
+    for k in (
+        "invented_args",
+        "goal_mismatch",
+        "ids_in_goal",
+        "asks_for_id",
+        "double_greeting",
+        "answer_handed_over",
+    ):
         assert a.rates[k] == 0.0, (k, a.examples.get(k))
     assert a.rates["unused_calls"] <= 0.02
     assert "## Audit" in (dataset / "README.md").read_text(encoding="utf-8")  # the card carries the table

@@ -20,9 +20,25 @@ DOC = REPO / "tests" / "fixtures" / "travel" / "cars.yaml"
 
 def test_build_with_explorer_agent_falls_back_to_the_draft_on_unusable_replies(tmp_path):
     with ScriptedOpenAIServer(fallback=Reply(content="I cannot do that.")) as server:
-        r = CliRunner().invoke(app, ["build", "--source", str(DOC), "--out", str(tmp_path / "out"), "--name", "cars",
-                                     "--explorer", "agent", "--model", "scripted", "--base-url", server.base_url],
-                               catch_exceptions=False)
+        r = CliRunner().invoke(
+            app,
+            [
+                "build",
+                "--source",
+                str(DOC),
+                "--out",
+                str(tmp_path / "out"),
+                "--name",
+                "cars",
+                "--explorer",
+                "agent",
+                "--model",
+                "scripted",
+                "--base-url",
+                server.base_url,
+            ],
+            catch_exceptions=False,
+        )
         asked = len(server.chat_requests)
     assert r.exit_code == 0, r.output
     assert "fell back to the rules' draft" in r.output
@@ -31,5 +47,7 @@ def test_build_with_explorer_agent_falls_back_to_the_draft_on_unusable_replies(t
 
 
 def test_explorer_agent_without_model_is_a_clear_error(tmp_path):
-    r = CliRunner().invoke(app, ["build", "--source", str(DOC), "--out", str(tmp_path / "o"), "--explorer", "agent"])
+    r = CliRunner().invoke(
+        app, ["build", "--source", str(DOC), "--out", str(tmp_path / "o"), "--explorer", "agent"]
+    )
     assert r.exit_code == 2 and "--explorer agent needs --model" in r.output

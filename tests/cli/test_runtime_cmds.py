@@ -24,7 +24,17 @@ def test_inspect_lists_travel_reference_env():
 
 
 def test_call_prints_result_json():
-    r = _run("call", "get_flight", "--domain", "travel", "--env", "trip_desk", "--args", '{"flight_id": "FL00001"}', "--json")
+    r = _run(
+        "call",
+        "get_flight",
+        "--domain",
+        "travel",
+        "--env",
+        "trip_desk",
+        "--args",
+        '{"flight_id": "FL00001"}',
+        "--json",
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert out["ok"] is True and out["result"]["flight_id"] == "FL00001"
@@ -56,7 +66,7 @@ def test_spec_schema_is_json():
 
 def test_config_file_supplies_option_defaults(tmp_path):
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("call:\n  domain: travel\n  env: trip_desk\n  args: '{\"code\": \"ZZZ\"}'\n")
+    cfg.write_text('call:\n  domain: travel\n  env: trip_desk\n  args: \'{"code": "ZZZ"}\'\n')
     r = _run("--config", str(cfg), "call", "get_airport")
     assert r.exit_code == 1 and 'airport "ZZZ" not found' in r.output
 
@@ -73,8 +83,11 @@ def _two_envs_sharing_a_tool(tmp_path) -> dict[str, str]:
     import shutil
 
     dom = tmp_path / "domains" / "travel"
-    shutil.copytree(REPO / "domains" / "travel" / "trip_desk", dom / "trip_desk",
-                    ignore=shutil.ignore_patterns("template.db"))
+    shutil.copytree(
+        REPO / "domains" / "travel" / "trip_desk",
+        dom / "trip_desk",
+        ignore=shutil.ignore_patterns("template.db"),
+    )
     shutil.copytree(dom / "trip_desk", dom / "trip_mirror")
     spec = dom / "trip_mirror" / "env.yaml"
     spec.write_text(spec.read_text().replace("name: trip_desk", "name: trip_mirror", 1))
@@ -83,7 +96,9 @@ def _two_envs_sharing_a_tool(tmp_path) -> dict[str, str]:
 
 def test_call_of_a_tool_in_several_environments_lists_them_and_calls_nothing(tmp_path):
     env = _two_envs_sharing_a_tool(tmp_path)
-    r = runner.invoke(app, ["call", "get_flight", "--domain", "travel", "--args", '{"flight_id": "FL00001"}'], env=env)
+    r = runner.invoke(
+        app, ["call", "get_flight", "--domain", "travel", "--args", '{"flight_id": "FL00001"}'], env=env
+    )
     assert r.exit_code == 2
     text = " ".join(r.output.split())
     assert "'get_flight' is in 2 environments" in text
@@ -91,25 +106,36 @@ def test_call_of_a_tool_in_several_environments_lists_them_and_calls_nothing(tmp
 
 
 def test_call_accepts_env_slash_tool(tmp_path):
-    r = _run("call", "trip_desk/get_flight", "--domain", "travel", "--args", '{"flight_id": "FL00001"}', "--json")
+    r = _run(
+        "call", "trip_desk/get_flight", "--domain", "travel", "--args", '{"flight_id": "FL00001"}', "--json"
+    )
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["result"]["flight_id"] == "FL00001"
-    clash = runner.invoke(app, ["call", "trip_desk/get_flight", "--domain", "travel", "--env", "trip_mirror"],
-                          env=_two_envs_sharing_a_tool(tmp_path))
+    clash = runner.invoke(
+        app,
+        ["call", "trip_desk/get_flight", "--domain", "travel", "--env", "trip_mirror"],
+        env=_two_envs_sharing_a_tool(tmp_path),
+    )
     assert clash.exit_code == 2 and "--env says 'trip_mirror'" in " ".join(clash.output.split())
     missing = _run("call", "trip_desk/no_such_tool", "--domain", "travel")
-    assert missing.exit_code == 2 and "no tool 'no_such_tool' in environment 'trip_desk'" in " ".join(missing.output.split())
+    assert missing.exit_code == 2 and "no tool 'no_such_tool' in environment 'trip_desk'" in " ".join(
+        missing.output.split()
+    )
 
 
 def test_inspect_tools_shows_each_parameter_with_type_required_and_enum():
-    r = runner.invoke(app, ["inspect", "--domain", "travel", "--env", "trip_desk", "--tools"],
-                      catch_exceptions=False, env={"ENVFACTORY_ROOT": str(REPO), "COLUMNS": "250"})
+    r = runner.invoke(
+        app,
+        ["inspect", "--domain", "travel", "--env", "trip_desk", "--tools"],
+        catch_exceptions=False,
+        env={"ENVFACTORY_ROOT": str(REPO), "COLUMNS": "250"},
+    )
     assert r.exit_code == 0, r.output
     text = " ".join(r.output.split())
-    assert "booking_id: string (required)" in text                   # cancel_booking's key
+    assert "booking_id: string (required)" in text  # cancel_booking's key
     assert "cabin: string one of economy|premium_economy|business|first" in text
     assert "status: list of string one of scheduled|delayed|cancelled|departed" in text  # an 'in' filter
-    assert "limit: integer" in text                                   # paging, as an agent sees it
+    assert "limit: integer" in text  # paging, as an agent sees it
 
 
 def test_describe_params_follows_the_tool_input_schema(trip_desk_env):
@@ -130,16 +156,34 @@ def test_root_option_works_from_any_folder(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if k != "ENVFACTORY_ROOT"}
     cmd = [sys.executable, "-m", "envfactory"]
-    lost = subprocess.run([*cmd, "inspect", "--domain", "travel"], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120)
+    lost = subprocess.run(
+        [*cmd, "inspect", "--domain", "travel"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert lost.returncode == 2
     assert "pass --root DIR or set $ENVFACTORY_ROOT" in " ".join(lost.stderr.split())
-    found = subprocess.run([*cmd, "--root", str(REPO), "inspect", "--domain", "travel", "--env", "trip_desk"],
-                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    found = subprocess.run(
+        [*cmd, "--root", str(REPO), "inspect", "--domain", "travel", "--env", "trip_desk"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert found.returncode == 0, found.stderr
     assert "14,020" in found.stdout
-    via_env = subprocess.run([*cmd, "call", "trip_desk/get_airport", "--args", '{"code": "ZZZ"}'], cwd=tmp_path,
-                             env={**env, "ENVFACTORY_ROOT": str(REPO)}, capture_output=True, text=True, timeout=120)
+    via_env = subprocess.run(
+        [*cmd, "call", "trip_desk/get_airport", "--args", '{"code": "ZZZ"}'],
+        cwd=tmp_path,
+        env={**env, "ENVFACTORY_ROOT": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert via_env.returncode == 1 and 'airport "ZZZ" not found' in via_env.stdout
     assert not list(tmp_path.iterdir())  # nothing written into the current folder
 
@@ -148,8 +192,11 @@ def test_root_option_is_restored_after_an_in_process_run(tmp_path, monkeypatch):
     import os
 
     monkeypatch.delenv("ENVFACTORY_ROOT", raising=False)
-    r = runner.invoke(app, ["--root", str(REPO), "inspect", "--domain", "travel", "--env", "trip_desk"],
-                      catch_exceptions=False)
+    r = runner.invoke(
+        app,
+        ["--root", str(REPO), "inspect", "--domain", "travel", "--env", "trip_desk"],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
     assert "ENVFACTORY_ROOT" not in os.environ
     bad = runner.invoke(app, ["--root", str(tmp_path / "nowhere"), "inspect"])

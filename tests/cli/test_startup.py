@@ -16,8 +16,25 @@ import pytest
 from ..conftest import REPO
 
 # Libraries that cost tens to hundreds of milliseconds each to import.
-HEAVY = ("sqlalchemy", "faker", "networkx", "numpy", "langgraph", "datasets", "mcp", "httpx", "scipy",
-         "matplotlib", "pandas", "pyarrow", "starlette", "uvicorn", "jsonschema", "huggingface_hub", "psutil")
+HEAVY = (
+    "sqlalchemy",
+    "faker",
+    "networkx",
+    "numpy",
+    "langgraph",
+    "datasets",
+    "mcp",
+    "httpx",
+    "scipy",
+    "matplotlib",
+    "pandas",
+    "pyarrow",
+    "starlette",
+    "uvicorn",
+    "jsonschema",
+    "huggingface_hub",
+    "psutil",
+)
 
 _PROBE = """
 import json, sys
@@ -38,10 +55,14 @@ except SystemExit:
 
 def _loaded(setup: str, cwd=REPO) -> set[str]:
     """Top-level modules loaded in a fresh interpreter after running ``setup`` (its own stdout discarded)."""
-    code = _PROBE.format(setup="import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n"
-                               + "\n".join("    " + line for line in setup.strip().splitlines()))
+    code = _PROBE.format(
+        setup="import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+        + "\n".join("    " + line for line in setup.strip().splitlines())
+    )
     env = {**os.environ, "ENVFACTORY_ROOT": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=cwd, env=env
+    )
     assert out.returncode == 0, out.stderr
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
@@ -52,9 +73,19 @@ def test_importing_the_cli_loads_no_heavy_library():
     assert "rich" not in loaded and "pydantic" not in loaded  # both load on first use
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["inspect", "--help"], ["eval", "--help"],
-                                  ["serve", "--help"], ["bench", "--help"], ["sample", "--help"],
-                                  ["--root", ".", "call", "--help"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["--version"],
+        ["inspect", "--help"],
+        ["eval", "--help"],
+        ["serve", "--help"],
+        ["bench", "--help"],
+        ["sample", "--help"],
+        ["--root", ".", "call", "--help"],
+    ],
+)
 def test_help_loads_no_heavy_library(argv):
     loaded = _loaded(_RUN_CLI.format(argv=argv))
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
@@ -92,8 +123,20 @@ def test_inspect_loads_the_runtime_but_not_what_it_does_not_use():
     loaded = _loaded(_RUN_CLI.format(argv=["inspect", "--domain", "travel", "--env", "trip_desk"]))
     assert "envfactory" in loaded
     # the runtime's own libraries may load; serving, graphs, models, datasets and agents may not
-    unused = {"langgraph", "datasets", "mcp", "httpx", "numpy", "scipy", "matplotlib", "starlette", "uvicorn",
-              "huggingface_hub", "pandas", "pyarrow"}
+    unused = {
+        "langgraph",
+        "datasets",
+        "mcp",
+        "httpx",
+        "numpy",
+        "scipy",
+        "matplotlib",
+        "starlette",
+        "uvicorn",
+        "huggingface_hub",
+        "pandas",
+        "pyarrow",
+    }
     assert not loaded & unused, sorted(loaded & unused)
 
 

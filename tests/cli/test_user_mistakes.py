@@ -19,7 +19,17 @@ def _run(*args: str):
 def test_synth_tasks_file_that_is_not_tasks_names_file_and_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"a": 1}\n')
-    r = _run("synth", "--domain", "travel", "--env", "trip_desk", "--tasks", str(bad), "--out-root", str(tmp_path / "o"))
+    r = _run(
+        "synth",
+        "--domain",
+        "travel",
+        "--env",
+        "trip_desk",
+        "--tasks",
+        str(bad),
+        "--out-root",
+        str(tmp_path / "o"),
+    )
     assert r.exit_code == 2
     assert "bad.jsonl:1: not a task" in " ".join(r.output.split())
     assert not (tmp_path / "o").exists()
@@ -33,7 +43,17 @@ def test_synth_tasks_file_with_no_task_for_the_envs_writes_nothing(tmp_path):
     env = load_environment(REPO / "domains" / "travel" / "trip_desk")
     tasks = build_tasks([env], n=2, seed=0).tasks
     f = write_tasks([t.model_copy(update={"env": "elsewhere"}) for t in tasks], tmp_path / "t.jsonl")
-    r = _run("synth", "--domain", "travel", "--env", "trip_desk", "--tasks", str(f), "--out-root", str(tmp_path / "o"))
+    r = _run(
+        "synth",
+        "--domain",
+        "travel",
+        "--env",
+        "trip_desk",
+        "--tasks",
+        str(f),
+        "--out-root",
+        str(tmp_path / "o"),
+    )
     assert r.exit_code == 2
     assert "none of its 2 tasks" in r.output
     assert not (tmp_path / "o").exists()
@@ -48,16 +68,33 @@ def test_unwritable_out_path_is_one_line(tmp_path):
 
 
 def test_tasks_base_url_without_model_is_one_line(tmp_path):
-    r = _run("tasks", "--domain", "travel", "--n", "1", "--base-url", "http://127.0.0.1:9/v1",
-             "--out", str(tmp_path / "t.jsonl"))
+    r = _run(
+        "tasks",
+        "--domain",
+        "travel",
+        "--n",
+        "1",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--out",
+        str(tmp_path / "t.jsonl"),
+    )
     assert r.exit_code == 2
     assert "--model and --base-url go together" in r.output
     assert not (tmp_path / "t.jsonl").exists()
 
 
 def test_build_domain_outside_the_domains_folder_is_refused(tmp_path):
-    r = _run("build", "--domain", "../resources", "--resources", str(REPO / "resources"),
-             "--domains", str(tmp_path / "domains"), "--no-verify")
+    r = _run(
+        "build",
+        "--domain",
+        "../resources",
+        "--resources",
+        str(REPO / "resources"),
+        "--domains",
+        str(tmp_path / "domains"),
+        "--no-verify",
+    )
     assert r.exit_code == 2
     assert "invalid domain name" in r.output
     assert not list(tmp_path.iterdir())

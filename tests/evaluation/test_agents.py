@@ -21,23 +21,27 @@ from .test_bfcl_agreement import bfcl_data  # noqa: F401 - the fixture that inst
 
 EXPECTED = {
     # category:              oracle noop random drop-one bare
-    "simple_python":         (1.0, 0.0, 0.0, 1.0, 0.0),
-    "multiple":              (1.0, 0.0, 0.0, 1.0, 0.0),
-    "parallel":              (1.0, 0.0, 0.0, 0.0, 0.0),
-    "parallel_multiple":     (1.0, 0.0, 0.0, 0.0, 0.0),
-    "irrelevance":           (1.0, 1.0, 0.0, 1.0, 1.0),
+    "simple_python": (1.0, 0.0, 0.0, 1.0, 0.0),
+    "multiple": (1.0, 0.0, 0.0, 1.0, 0.0),
+    "parallel": (1.0, 0.0, 0.0, 0.0, 0.0),
+    "parallel_multiple": (1.0, 0.0, 0.0, 0.0, 0.0),
+    "irrelevance": (1.0, 1.0, 0.0, 1.0, 1.0),
     # relevance: any call passes (BFCL's rule), so random and bare pass and noop fails
-    "live_relevance":        (1.0, 0.0, 1.0, 1.0, 1.0),
-    "multi_turn_base":       (1.0, 0.0, 0.0, 0.0, 0.0),
-    "multi_turn_miss_func":  (1.0, 0.0, 0.0, 0.0, 0.0),
+    "live_relevance": (1.0, 0.0, 1.0, 1.0, 1.0),
+    "multi_turn_base": (1.0, 0.0, 0.0, 0.0, 0.0),
+    "multi_turn_miss_func": (1.0, 0.0, 0.0, 0.0, 0.0),
     "multi_turn_miss_param": (1.0, 0.0, 0.0, 0.0, 0.0),
 }
 AGENTS = ("oracle", "noop", "random", "drop-one", "bare")
 
 
 def _run(agent: str, mode: str):
-    return run_eval(trip_desk_suite(), build_reference_agent(agent, seed=0),
-                    config=EvalConfig(mode=mode, concurrency=4), envs={"trip_desk": trip_desk()})
+    return run_eval(
+        trip_desk_suite(),
+        build_reference_agent(agent, seed=0),
+        config=EvalConfig(mode=mode, concurrency=4),
+        envs={"trip_desk": trip_desk()},
+    )
 
 
 @pytest.mark.parametrize("mode", ["fc", "prompt"])
@@ -63,7 +67,9 @@ def test_error_types_name_what_went_wrong():
     # a text reply in fc mode does not decode, as in BFCL's FC handlers
     assert set(by_agent["noop"]["simple_python"]["error_types"]) == {"ast_decoder:decoder_failed"}
     assert set(by_agent["noop"]["multi_turn_base"]["error_types"]) == {"multi_turn:empty_turn_model_response"}
-    assert set(by_agent["drop-one"]["parallel"]["error_types"]) == {"parallel_function_checker_no_order:wrong_count"}
+    assert set(by_agent["drop-one"]["parallel"]["error_types"]) == {
+        "parallel_function_checker_no_order:wrong_count"
+    }
     assert set(by_agent["random"]["irrelevance"]["error_types"]) == {"irrelevance_error:decoder_success"}
 
 
@@ -85,10 +91,13 @@ def test_bfcl_checker_gives_our_verdicts_on_reference_agents_outputs(bfcl_data, 
             entry = entries[result.id]
             if entry.is_multi_turn:
                 continue  # BFCL's multi-turn checker needs its own backend classes
-            theirs = bfcl_compat.bfcl_check_ast(entry.functions, result.model_calls, entry.ground_truth,
-                                                entry.category)
+            theirs = bfcl_compat.bfcl_check_ast(
+                entry.functions, result.model_calls, entry.ground_truth, entry.category
+            )
             compared += 1
             if theirs.valid != result.valid:
-                disagreements.append((agent, entry.id, result.error_type, theirs.error_type, theirs.errors[:1]))
+                disagreements.append(
+                    (agent, entry.id, result.error_type, theirs.error_type, theirs.errors[:1])
+                )
     assert compared == len(AGENTS) * sum(1 for e in suite.entries if not e.is_multi_turn)
     assert disagreements == []

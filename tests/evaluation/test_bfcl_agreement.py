@@ -57,7 +57,12 @@ AST_CATEGORIES = (
 MULTI_TURN_CATEGORIES = ("multi_turn_base",)
 # Variants that a correct checker should accept (BFCL's own quirks reject a few; they are listed).
 ACCEPTABLE_VARIANTS = {
-    "ground_truth", "swapped_order", "restyled_string", "int_for_float", "later_accepted", "optional_omitted",
+    "ground_truth",
+    "swapped_order",
+    "restyled_string",
+    "int_for_float",
+    "later_accepted",
+    "optional_omitted",
 }
 FUNC_DOC_FILES = {
     "GorillaFileSystem": "gorilla_file_system.json",
@@ -142,7 +147,7 @@ def _variants(calls: list[dict], function_docs: list[dict], rng: random.Random, 
     if not calls:
         return
     index = rng.randrange(len(calls))
-    (name, arguments), = calls[index].items()
+    ((name, arguments),) = calls[index].items()
 
     def with_call(new_call: dict) -> list[dict]:
         changed = copy.deepcopy(calls)
@@ -161,7 +166,8 @@ def _variants(calls: list[dict], function_docs: list[dict], rng: random.Random, 
         param = rng.choice(strings)
         yield "restyled_string", with_call({name: {**arguments, param: arguments[param].upper() + " ._"}})
     floats = sorted(
-        p for p, v in arguments.items()
+        p
+        for p, v in arguments.items()
         if isinstance(v, float) and v.is_integer() and properties.get(p, {}).get("type") == "float"
     )
     if floats:
@@ -181,7 +187,7 @@ def _alternatives(answer: list[dict], rng: random.Random):
     # Other accepted forms of the same answer: a later accepted value, an optional param omitted.
     alternative = copy.deepcopy(answer)
     index = rng.randrange(len(alternative))
-    (name, accepted_by_param), = alternative[index].items()
+    ((name, accepted_by_param),) = alternative[index].items()
     multi = sorted(p for p, values in accepted_by_param.items() if len([v for v in values if v != ""]) > 1)
     if multi:
         param = rng.choice(multi)
@@ -234,7 +240,9 @@ def test_ast_checker_agrees_with_bfcl_on_shipped_data(bfcl_data, tmp_path):
         by_variant[(variant, "total")] += 1
         bfcl_invalid[variant] += not theirs.valid
         if not theirs.valid and variant in ACCEPTABLE_VARIANTS:
-            rejected_acceptable.append(f"{entry_id} [{variant}] {theirs.error_type}: {list(theirs.errors)[:1]}"[:400])
+            rejected_acceptable.append(
+                f"{entry_id} [{variant}] {theirs.error_type}: {list(theirs.errors)[:1]}"[:400]
+            )
         if ours.valid == theirs.valid:
             agree += 1
             by_variant[(variant, "agree")] += 1
@@ -258,14 +266,23 @@ def test_ast_checker_agrees_with_bfcl_on_shipped_data(bfcl_data, tmp_path):
         )
     lines.append(f"disagreements ({len(disagreements)}):")
     lines += [f"  {d}" for d in disagreements]
-    lines.append(f"BFCL itself rejects {len(rejected_acceptable)} forms meant to be right (both checkers agree):")
+    lines.append(
+        f"BFCL itself rejects {len(rejected_acceptable)} forms meant to be right (both checkers agree):"
+    )
     lines += [f"  {r}" for r in rejected_acceptable]
     _report(tmp_path, "ast_agreement", lines)
 
     assert len(entries) >= 1000
     assert rate >= MIN_AGREEMENT, "\n".join(lines[:40])
     # The planted errors must be errors for BFCL too, or agreement would prove little.
-    for variant in ("wrong_value", "wrong_type", "missing_required", "extra_param", "wrong_name", "planted_call"):
+    for variant in (
+        "wrong_value",
+        "wrong_type",
+        "missing_required",
+        "extra_param",
+        "wrong_name",
+        "planted_call",
+    ):
         assert bfcl_invalid[variant] >= 0.9 * by_variant[(variant, "total")], variant
     assert bfcl_invalid["swapped_order"] <= 0.1 * by_variant[("swapped_order", "total")]
 
@@ -274,7 +291,9 @@ def test_ast_checker_agrees_with_bfcl_on_shipped_data(bfcl_data, tmp_path):
 def test_hand_written_cases_get_the_same_verdict_from_bfcl(bfcl_data, model_call, error_type):
     theirs = bfcl_compat.bfcl_check_ast([WEATHER], [model_call], [ANSWER], "simple")
     ours = check_ast([WEATHER], [model_call], [ANSWER], "simple")
-    assert (theirs.valid, theirs.error_type) == (ours.valid, ours.error_type) == (error_type is None, error_type)
+    assert (
+        (theirs.valid, theirs.error_type) == (ours.valid, ours.error_type) == (error_type is None, error_type)
+    )
 
 
 # ----------------------------------------------------------------------------- multi-turn
@@ -289,7 +308,9 @@ def _multi_turn_cases(data: Path):
             positional = positional_params_from_functions(functions)
             gold = answer["ground_truth"]
             # A perfect model's turns: the gold calls, keyword arguments only (as BFCL decodes).
-            perfect = [[format_call(parse_call(c, positional_params=positional)) for c in turn] for turn in gold]
+            perfect = [
+                [format_call(parse_call(c, positional_params=positional)) for c in turn] for turn in gold
+            ]
             yield question, gold, "ground_truth", perfect
             turns_with_calls = [i for i, turn in enumerate(perfect) if turn]
             if turns_with_calls:
@@ -312,10 +333,12 @@ def _our_multi_turn_verdict(entry: dict, gold: list[list[str]], model: list[list
     for model_calls, gold_calls in zip(model, gold):
         model_turns.append(model_run.turn(model_calls))
         gold_turns.append(gold_run.turn(gold_calls))
-        diffs.append({
-            cls: compare_object_states(model_run.instances[cls], gold_run.instances[cls])
-            for cls in gold_run.instances
-        })
+        diffs.append(
+            {
+                cls: compare_object_states(model_run.instances[cls], gold_run.instances[cls])
+                for cls in gold_run.instances
+            }
+        )
     return check_multi_turn(model_turns, gold_turns, lambda turn: diffs[turn])
 
 

@@ -33,7 +33,9 @@ def test_parse_call_reads_keyword_arguments_like_bfcl(text, expected):
 
 
 def test_parse_call_binds_positional_arguments_when_told_the_parameter_order():
-    assert parse_call("sort('a.txt')", positional_params={"sort": ["file_name"]}) == {"sort": {"file_name": "a.txt"}}
+    assert parse_call("sort('a.txt')", positional_params={"sort": ["file_name"]}) == {
+        "sort": {"file_name": "a.txt"}
+    }
     with pytest.raises(BfclFormatError):
         parse_call("sort('a', 'b')", positional_params={"sort": ["file_name"]})
 
@@ -54,16 +56,38 @@ def test_parse_calls_accepts_prompting_format_and_round_trips():
 
 
 def test_ground_truth_to_calls_picks_first_accepted_value_and_omits_optional():
-    functions = [{"name": "f", "parameters": {"properties": {
-        "a": {"type": "integer"}, "o": {"type": "string"}, "d": {"type": "dict"},
-        "l": {"type": "array", "items": {"type": "dict"}}}}}]
-    truth = [{"f": {"a": ["", 3, 4], "o": [""], "d": [{"k": ["v", "w"], "opt": [""]}],
-                    "l": [[{"n": [1]}, {"n": [2, 3]}]]}}]
-    assert ground_truth_to_calls(truth, functions) == [{"f": {"a": 3, "d": {"k": "v"}, "l": [{"n": 1}, {"n": 2}]}}]
+    functions = [
+        {
+            "name": "f",
+            "parameters": {
+                "properties": {
+                    "a": {"type": "integer"},
+                    "o": {"type": "string"},
+                    "d": {"type": "dict"},
+                    "l": {"type": "array", "items": {"type": "dict"}},
+                }
+            },
+        }
+    ]
+    truth = [
+        {
+            "f": {
+                "a": ["", 3, 4],
+                "o": [""],
+                "d": [{"k": ["v", "w"], "opt": [""]}],
+                "l": [[{"n": [1]}, {"n": [2, 3]}]],
+            }
+        }
+    ]
+    assert ground_truth_to_calls(truth, functions) == [
+        {"f": {"a": 3, "d": {"k": "v"}, "l": [{"n": 1}, {"n": 2}]}}
+    ]
 
 
 def test_questions_and_answers_round_trip_through_jsonl(tmp_path):
-    question = BfclQuestion(id="simple_0", question=[[{"role": "user", "content": "hi"}]], function=[{"name": "f"}])
+    question = BfclQuestion(
+        id="simple_0", question=[[{"role": "user", "content": "hi"}]], function=[{"name": "f"}]
+    )
     answer = BfclPossibleAnswer(id="simple_0", ground_truth=[{"f": {"a": [1]}}])
     write_jsonl(tmp_path / "q.json", [question])
     write_jsonl(tmp_path / "a.json", [answer.model_dump()])

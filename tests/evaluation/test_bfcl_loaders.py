@@ -68,7 +68,9 @@ def _gold_output(entry: dict, answer: dict | None, category: str, mode: str):
 
 
 @pytest.mark.parametrize("mode", ["fc", "prompt"])
-def test_bfcl_loads_and_scores_gold_outputs_one_on_every_single_turn_category(bfcl_over, suite_dir, mode, tmp_path):
+def test_bfcl_loads_and_scores_gold_outputs_one_on_every_single_turn_category(
+    bfcl_over, suite_dir, mode, tmp_path
+):
     utils = bfcl_over
     runner = bfcl_compat.bfcl_eval_runner()
     handler = bfcl_compat.bfcl_handler(mode)
@@ -76,21 +78,31 @@ def test_bfcl_loads_and_scores_gold_outputs_one_on_every_single_turn_category(bf
     assert {utils.extract_test_category(f) for f in files} <= set(CATEGORIES)
     scored = {}
     for category in sorted({utils.extract_test_category(f) for f in files} & set(SINGLE_TURN_CATEGORIES)):
-        prompt = utils.load_dataset_entry(category, include_prereq=False, include_language_specific_hint=False)
+        prompt = utils.load_dataset_entry(
+            category, include_prereq=False, include_language_specific_hint=False
+        )
         assert prompt and all(utils.extract_test_category_from_id(e["id"]) == category for e in prompt)
         if utils.is_relevance_or_irrelevance(category):
             answers = [None] * len(prompt)
         else:
             answers = utils.load_ground_truth_entry(category)
             assert [a["id"] for a in answers] == [e["id"] for e in prompt]
-        result = [{"id": e["id"], "result": _gold_output(e, a, category, mode)} for e, a in zip(prompt, answers)]
+        result = [
+            {"id": e["id"], "result": _gold_output(e, a, category, mode)} for e, a in zip(prompt, answers)
+        ]
         if utils.is_relevance_or_irrelevance(category):
-            accuracy, total = runner.relevance_file_runner(handler, result, prompt, "gold", category, tmp_path)
+            accuracy, total = runner.relevance_file_runner(
+                handler, result, prompt, "gold", category, tmp_path
+            )
         else:
-            accuracy, total = runner.ast_file_runner(handler, result, prompt, answers, category, "gold", tmp_path)
+            accuracy, total = runner.ast_file_runner(
+                handler, result, prompt, answers, category, "gold", tmp_path
+            )
         scored[category] = (accuracy, total)
-    print(f"\nBFCL ast_file_runner / relevance_file_runner on {suite_dir.name} ({mode}): "
-          + ", ".join(f"{c} {a:.0%} of {n}" for c, (a, n) in scored.items()))
+    print(
+        f"\nBFCL ast_file_runner / relevance_file_runner on {suite_dir.name} ({mode}): "
+        + ", ".join(f"{c} {a:.0%} of {n}" for c, (a, n) in scored.items())
+    )
     assert set(scored) >= {"simple_python", "multiple", "irrelevance"}, scored
     assert all(accuracy == 1.0 and total > 0 for accuracy, total in scored.values()), scored
 
@@ -100,7 +112,9 @@ def test_bfcl_loads_multi_turn_files_with_their_function_docs(bfcl_over, suite_d
     for path in sorted(suite_dir.glob("BFCL_v*_multi_turn_*.json")):
         category = utils.extract_test_category(path)
         assert utils.is_multi_turn(category)
-        loaded = utils.load_dataset_entry(category, include_prereq=False, include_language_specific_hint=False)
+        loaded = utils.load_dataset_entry(
+            category, include_prereq=False, include_language_specific_hint=False
+        )
         raw = load_jsonl(path)
         assert len(loaded) == len(raw) > 0
         for entry, question in zip(loaded, raw):

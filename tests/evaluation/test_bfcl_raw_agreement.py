@@ -80,12 +80,15 @@ def _planted(calls: list[dict], rng: random.Random) -> dict[str, list[dict]]:
     if args:
         param = rng.choice(sorted(args))
         value = args[param]
-        wrong = (not value) if isinstance(value, bool) else (value + 7919 if isinstance(value, (int, float))
-                                                              else f"{value}zq9")
+        wrong = (
+            (not value)
+            if isinstance(value, bool)
+            else (value + 7919 if isinstance(value, (int, float)) else f"{value}zq9")
+        )
         out["wrong_value"] = with_args({**args, param: wrong})
         out["missing_arg"] = with_args({k: v for k, v in args.items() if k != param})
     out["extra_arg"] = with_args({**args, "zq_unexpected": 1})
-    out["wrong_name"] = [*calls[:i], {name + "_zq": args}, *calls[i + 1:]]
+    out["wrong_name"] = [*calls[:i], {name + "_zq": args}, *calls[i + 1 :]]
     out["bare"] = with_args({})
     return out
 
@@ -95,8 +98,11 @@ def _cases(suite, rng: random.Random):
     for entry in suite.entries:
         if entry.is_multi_turn:
             continue
-        gold = ground_truth_to_calls(entry.ground_truth, entry.functions) if entry.ground_truth else (
-            [{entry.functions[0]["name"]: {}}] if entry.category == "live_relevance" else [])
+        gold = (
+            ground_truth_to_calls(entry.ground_truth, entry.functions)
+            if entry.ground_truth
+            else ([{entry.functions[0]["name"]: {}}] if entry.category == "live_relevance" else [])
+        )
         variants = {"gold": gold, **_planted(gold, rng)}
         for variant, calls in variants.items():
             fc = [{"name": n, "arguments": json.dumps(a)} for c in calls for n, a in c.items()]
@@ -109,7 +115,12 @@ def _cases(suite, rng: random.Random):
             yield entry, "no_brackets", _text(gold)[1:-1], None
             bad = [{"name": n, "arguments": json.dumps(a)[:-1] or "{"} for c in gold for n, a in c.items()]
             yield entry, "malformed_json", None, bad
-        yield entry, "text_reply", "I cannot do that with these functions.", "I cannot do that with these functions."
+        yield (
+            entry,
+            "text_reply",
+            "I cannot do that with these functions.",
+            "I cannot do that with these functions.",
+        )
         yield entry, "empty_list", "[]", []
 
 
@@ -131,11 +142,21 @@ def _theirs(runner, handler, entry, raw: Any):
         raw = [{c["name"]: c["arguments"]} for c in raw]
     prompt_entry = {"id": entry.id, "question": entry.question, "function": copy.deepcopy(entry.functions)}
     if "relevance" in entry.category:
-        result = runner._evaluate_single_relevance_entry(handler, entry.id, raw, prompt_entry, "ours", entry.category)
+        result = runner._evaluate_single_relevance_entry(
+            handler, entry.id, raw, prompt_entry, "ours", entry.category
+        )
     else:
         result = runner._evaluate_single_ast_entry(
-            handler, entry.id, raw, copy.deepcopy(entry.ground_truth), prompt_entry, "ours", entry.category,
-            language=Language.PYTHON, return_format=ReturnFormat.PYTHON)
+            handler,
+            entry.id,
+            raw,
+            copy.deepcopy(entry.ground_truth),
+            prompt_entry,
+            "ours",
+            entry.category,
+            language=Language.PYTHON,
+            return_format=ReturnFormat.PYTHON,
+        )
     return result["valid"], result.get("error_type")
 
 
@@ -160,13 +181,21 @@ def test_raw_model_text_gets_bfcls_verdict_in_fc_and_prompt_mode(bfcl_data, caps
                 if ours.valid == valid:
                     agree[key] += 1
                 elif variant not in DOCUMENTED:
-                    undocumented.append(f"{suite.domain}/{entry.id} [{mode} {variant}] ours={ours.valid} "
-                                        f"({ours.error_type}) bfcl={valid} ({error_type}): {str(raw)[:200]}")
+                    undocumented.append(
+                        f"{suite.domain}/{entry.id} [{mode} {variant}] ours={ours.valid} "
+                        f"({ours.error_type}) bfcl={valid} ({error_type}): {str(raw)[:200]}"
+                    )
     lines = [f"raw-text agreement: {sum(agree.values())}/{sum(total.values())} cases"]
     for key in sorted(total):
-        note = f"  (documented: {DOCUMENTED[key[1]]})" if key[1] in DOCUMENTED and agree[key] < total[key] else ""
-        lines.append(f"  {key[0]:6} {key[1]:14} {agree[key]}/{total[key]} agree; BFCL marks "
-                     f"{bfcl_invalid[key]}/{total[key]} invalid{note}")
+        note = (
+            f"  (documented: {DOCUMENTED[key[1]]})"
+            if key[1] in DOCUMENTED and agree[key] < total[key]
+            else ""
+        )
+        lines.append(
+            f"  {key[0]:6} {key[1]:14} {agree[key]}/{total[key]} agree; BFCL marks "
+            f"{bfcl_invalid[key]}/{total[key]} invalid{note}"
+        )
     lines += [f"undocumented disagreements ({len(undocumented)}):", *undocumented[:40]]
     with capsys.disabled():
         print("\n" + "\n".join(lines))
@@ -174,7 +203,10 @@ def test_raw_model_text_gets_bfcls_verdict_in_fc_and_prompt_mode(bfcl_data, caps
     assert undocumented == [], "\n".join(lines)
     # the planted errors are errors for BFCL too, or agreement would prove little
     for variant in ("wrong_value", "wrong_name", "extra_arg", "bare"):
-        assert bfcl_invalid[("prompt", variant)] >= 0.9 * total[("prompt", variant)] - total[("prompt", "gold")] * 0.1
+        assert (
+            bfcl_invalid[("prompt", variant)]
+            >= 0.9 * total[("prompt", variant)] - total[("prompt", "gold")] * 0.1
+        )
     assert bfcl_invalid[("prompt", "gold")] == bfcl_invalid[("fc", "gold")] == 0
 
 

@@ -56,53 +56,53 @@ def call(**arguments):
 
 
 CALL_CASES = [
-        # function name
-        (call(), None),
-        ({"get_weather_v2": {"city": "SF"}}, "simple_function_checker:wrong_func_name"),
-        ({"Get_Weather": {"city": "SF"}}, "simple_function_checker:wrong_func_name"),
-        # required parameters
-        ({"get_weather": {"days": 3}}, "simple_function_checker:missing_required"),
-        # unexpected parameters: not in the doc, or in the doc but not in the possible answer
-        (call(country="US"), "simple_function_checker:unexpected_param"),
-        # types, with int -> float leniency only
-        (call(days="3"), "type_error:simple"),
-        (call(days=3.0), "type_error:simple"),
-        (call(metric=1), "type_error:simple"),
-        (call(threshold=2), None),
-        (call(threshold=2.5), None),
-        (call(threshold=3), "value_error:others"),
-        (call(threshold="2.5"), "type_error:simple"),
-        # string standardization: case, spaces and ,./-_*^ are ignored; other characters are not
-        (call(city="san francisco ca"), None),
-        (call(city="San-Francisco,CA."), None),
-        (call(city="S_F"), None),
-        (call(city="San Francisco CA!"), "value_error:string"),
-        (call(city="Oakland"), "value_error:string"),
-        # optional values: "" means the parameter may be omitted
-        (call(days=3), None),
-        (call(days=4), "value_error:others"),
-        # nested lists: element types (one level) then values, strings standardized
-        (call(tags=["Rain", "WIND"]), None),
-        (call(tags=["wind", "rain"]), "value_error:list/tuple"),
-        (call(tags="rain"), "type_error:simple"),
-        (call(weights=[1.0, 2.0]), None),
-        # BFCL quirk: an optional ("") candidate satisfies the element-type check, and values then
-        # compare with ==, so ints pass for floats and a wrong element is a value error
-        (call(tags=["rain", 5]), "value_error:list/tuple"),
-        (call(weights=[1, 2]), None),
-        (call(point=(1, 2)), None),
-        (call(point=[1, 2]), None),
-        # dicts: keys and values checked, "" marks an optional key
-        (call(filters={"unit": "Celsius"}), None),
-        (call(filters={"unit": "c", "alerts": True}), None),
-        (call(filters={"unit": "kelvin"}), "value_error:dict_value"),
-        (call(filters={"alerts": True}), "value_error:dict_key"),
-        (call(filters={"unit": "c", "extra": 1}), "value_error:dict_key"),
-        # lists of dicts: position by position
-        (call(stops=[{"name": "oslo"}, {"name": "bergen"}]), None),
-        # (the last candidate tried, "", reports its count mismatch)
-        (call(stops=[{"name": "Bergen"}, {"name": "Oslo"}]), "value_error:list_dict_count"),
-        (call(stops=[{"name": "Oslo"}]), "value_error:list_dict_count"),
+    # function name
+    (call(), None),
+    ({"get_weather_v2": {"city": "SF"}}, "simple_function_checker:wrong_func_name"),
+    ({"Get_Weather": {"city": "SF"}}, "simple_function_checker:wrong_func_name"),
+    # required parameters
+    ({"get_weather": {"days": 3}}, "simple_function_checker:missing_required"),
+    # unexpected parameters: not in the doc, or in the doc but not in the possible answer
+    (call(country="US"), "simple_function_checker:unexpected_param"),
+    # types, with int -> float leniency only
+    (call(days="3"), "type_error:simple"),
+    (call(days=3.0), "type_error:simple"),
+    (call(metric=1), "type_error:simple"),
+    (call(threshold=2), None),
+    (call(threshold=2.5), None),
+    (call(threshold=3), "value_error:others"),
+    (call(threshold="2.5"), "type_error:simple"),
+    # string standardization: case, spaces and ,./-_*^ are ignored; other characters are not
+    (call(city="san francisco ca"), None),
+    (call(city="San-Francisco,CA."), None),
+    (call(city="S_F"), None),
+    (call(city="San Francisco CA!"), "value_error:string"),
+    (call(city="Oakland"), "value_error:string"),
+    # optional values: "" means the parameter may be omitted
+    (call(days=3), None),
+    (call(days=4), "value_error:others"),
+    # nested lists: element types (one level) then values, strings standardized
+    (call(tags=["Rain", "WIND"]), None),
+    (call(tags=["wind", "rain"]), "value_error:list/tuple"),
+    (call(tags="rain"), "type_error:simple"),
+    (call(weights=[1.0, 2.0]), None),
+    # BFCL quirk: an optional ("") candidate satisfies the element-type check, and values then
+    # compare with ==, so ints pass for floats and a wrong element is a value error
+    (call(tags=["rain", 5]), "value_error:list/tuple"),
+    (call(weights=[1, 2]), None),
+    (call(point=(1, 2)), None),
+    (call(point=[1, 2]), None),
+    # dicts: keys and values checked, "" marks an optional key
+    (call(filters={"unit": "Celsius"}), None),
+    (call(filters={"unit": "c", "alerts": True}), None),
+    (call(filters={"unit": "kelvin"}), "value_error:dict_value"),
+    (call(filters={"alerts": True}), "value_error:dict_key"),
+    (call(filters={"unit": "c", "extra": 1}), "value_error:dict_key"),
+    # lists of dicts: position by position
+    (call(stops=[{"name": "oslo"}, {"name": "bergen"}]), None),
+    # (the last candidate tried, "", reports its count mismatch)
+    (call(stops=[{"name": "Bergen"}, {"name": "Oslo"}]), "value_error:list_dict_count"),
+    (call(stops=[{"name": "Oslo"}]), "value_error:list_dict_count"),
 ]
 
 
@@ -124,9 +124,20 @@ def test_check_call_applies_bfcl_rules(model_call, error_type):
     ],
 )
 def test_required_nested_values_check_element_types_and_order(arguments, error_type):
-    answer = {"get_weather": {"city": ["SF"], **{k: [v] for k, v in {
-        "tags": ["rain", "wind"], "weights": [1.0, 2.0], "stops": [{"name": ["Oslo"]}, {"name": ["Bergen"]}],
-    }.items() if k in arguments}}}
+    answer = {
+        "get_weather": {
+            "city": ["SF"],
+            **{
+                k: [v]
+                for k, v in {
+                    "tags": ["rain", "wind"],
+                    "weights": [1.0, 2.0],
+                    "stops": [{"name": ["Oslo"]}, {"name": ["Bergen"]}],
+                }.items()
+                if k in arguments
+            },
+        }
+    }
     assert check_call(WEATHER, call(**arguments), answer).error_type == error_type
 
 
@@ -151,8 +162,20 @@ def test_standardize_string(text, expected):
     assert standardize_string(text) == expected
 
 
-SUM = {"name": "add", "parameters": {"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}
-MUL = {"name": "mul", "parameters": {"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}}
+SUM = {
+    "name": "add",
+    "parameters": {
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    },
+}
+MUL = {
+    "name": "mul",
+    "parameters": {
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+    },
+}
 
 
 @pytest.mark.parametrize(
@@ -160,9 +183,14 @@ MUL = {"name": "mul", "parameters": {"properties": {"a": {"type": "integer"}, "b
     [
         ([{"add": {"a": 1, "b": 2}}, {"add": {"a": 3, "b": 4}}, {"mul": {"a": 5, "b": 6}}], None),
         ([{"mul": {"a": 5, "b": 6}}, {"add": {"a": 3, "b": 4}}, {"add": {"a": 1, "b": 2}}], None),
-        ([{"add": {"a": 1, "b": 2}}, {"add": {"a": 1, "b": 2}}, {"mul": {"a": 5, "b": 6}}],
-         "parallel_function_checker_no_order:cannot_find_match"),
-        ([{"add": {"a": 1, "b": 2}}, {"mul": {"a": 5, "b": 6}}], "parallel_function_checker_no_order:wrong_count"),
+        (
+            [{"add": {"a": 1, "b": 2}}, {"add": {"a": 1, "b": 2}}, {"mul": {"a": 5, "b": 6}}],
+            "parallel_function_checker_no_order:cannot_find_match",
+        ),
+        (
+            [{"add": {"a": 1, "b": 2}}, {"mul": {"a": 5, "b": 6}}],
+            "parallel_function_checker_no_order:wrong_count",
+        ),
     ],
 )
 def test_parallel_calls_match_distinct_answers_in_any_order(calls, error_type):
@@ -183,7 +211,11 @@ def test_greedy_parallel_matching_is_bfcls_and_optimal_matching_is_available():
     ("category", "calls", "error_type"),
     [
         ("simple", [{"add": {"a": 1, "b": 2}}], None),
-        ("simple", [{"add": {"a": 1, "b": 2}}, {"add": {"a": 1, "b": 2}}], "simple_function_checker:wrong_count"),
+        (
+            "simple",
+            [{"add": {"a": 1, "b": 2}}, {"add": {"a": 1, "b": 2}}],
+            "simple_function_checker:wrong_count",
+        ),
         ("live_multiple", [{"mul": {"a": 1, "b": 2}}], "simple_function_checker:wrong_func_name"),
         ("multiple", [], "multiple_function_checker:wrong_count"),
         ("simple", None, "ast_decoder:decoder_failed"),
@@ -197,8 +229,14 @@ def test_check_ast_dispatches_on_category(category, calls, error_type):
 
 @pytest.mark.parametrize(
     ("calls", "valid"),
-    [([], True), (None, True), ([{}], True), ("I cannot help with that.", True), ([{"add": {}}], False),
-     ([{"add": {"a": 1}}], False)],
+    [
+        ([], True),
+        (None, True),
+        ([{}], True),
+        ("I cannot help with that.", True),
+        ([{"add": {}}], False),
+        ([{"add": {"a": 1}}], False),
+    ],
 )
 def test_irrelevance_passes_only_without_a_call(calls, valid):
     result = check_ast([SUM], calls, None, "live_irrelevance")
@@ -250,15 +288,21 @@ def test_multi_turn_state_mismatch_fails_that_turn_and_reports_fields():
     result = check_multi_turn([turn("a"), turn("b")], [turn("a"), turn("b")], lambda t: diffs.get(t, {}))
     assert [t.valid for t in result.turns] == [True, False]
     assert result.error_type == "multi_turn:instance_state_mismatch"
-    assert result.first_failure.state_differences == {"Files": {"cwd": {"model": "/", "ground_truth": "/docs"}}}
+    assert result.first_failure.state_differences == {
+        "Files": {"cwd": {"model": "/", "ground_truth": "/docs"}}
+    }
 
 
 def test_multi_turn_empty_model_turn_fails_and_empty_gold_turn_is_not_checked():
     result = check_multi_turn([TurnExecution(), turn("x")], [turn("a"), TurnExecution()], no_diff)
     assert result.error_type == "multi_turn:empty_turn_model_response"
     assert [(t.valid, t.checked) for t in result.turns] == [(False, True), (True, False)]
-    strict = check_multi_turn([turn("a"), turn("x")], [turn("a"), TurnExecution()], no_diff,
-                              require_no_calls_on_empty_gold_turns=True)
+    strict = check_multi_turn(
+        [turn("a"), turn("x")],
+        [turn("a"), TurnExecution()],
+        no_diff,
+        require_no_calls_on_empty_gold_turns=True,
+    )
     assert strict.error_type == "multi_turn:irrelevance_error:decoder_success"
 
 

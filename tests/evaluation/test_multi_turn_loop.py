@@ -48,7 +48,7 @@ class _NeverStops:
 
     def act(self, ctx):
         self.steps += 1
-        (name, args), = expected_calls(ctx.entry, 0)[0].items()
+        ((name, args),) = expected_calls(ctx.entry, 0)[0].items()
         call = ToolCall(id=f"c{self.steps}", name=name, arguments=args, raw_arguments="{}")
         return ChatResponse(message=ChatMessage.assistant(None, [call]))
 
@@ -60,7 +60,7 @@ class _MalformedFirst(OracleAgent):
 
     def act(self, ctx):
         if ctx.step == 0:
-            (name, _), = (expected_calls(ctx.entry, ctx.turn) or [{"noop": {}}])[0].items()
+            ((name, _),) = (expected_calls(ctx.entry, ctx.turn) or [{"noop": {}}])[0].items()
             bad = ToolCall.from_raw("bad", name, '{"x": ')
             return ChatResponse(message=ChatMessage.assistant(None, [bad]))
         shifted = dataclasses.replace(ctx, step=ctx.step - 1)
@@ -68,8 +68,12 @@ class _MalformedFirst(OracleAgent):
 
 
 def _run(agent, loop: str):
-    return run_eval(_entries(), agent, envs={"trip_desk": trip_desk()},
-                    config=EvalConfig(categories=("multi_turn_base",), loop=loop, concurrency=1))
+    return run_eval(
+        _entries(),
+        agent,
+        envs={"trip_desk": trip_desk()},
+        config=EvalConfig(categories=("multi_turn_base",), loop=loop, concurrency=1),
+    )
 
 
 def test_a_model_that_never_stops_is_force_quit_and_scored_invalid():
@@ -83,9 +87,14 @@ def test_a_model_that_never_stops_is_force_quit_and_scored_invalid():
 
 def test_the_lenient_loop_cuts_each_turn_and_scores_what_stands():
     agent = _NeverStops()
-    report = run_eval(_entries(), agent, envs={"trip_desk": trip_desk()},
-                      config=EvalConfig(categories=("multi_turn_base",), loop="lenient", max_steps_per_turn=3,
-                                        concurrency=1))
+    report = run_eval(
+        _entries(),
+        agent,
+        envs={"trip_desk": trip_desk()},
+        config=EvalConfig(
+            categories=("multi_turn_base",), loop="lenient", max_steps_per_turn=3, concurrency=1
+        ),
+    )
     assert all(r.error_type != "multi_turn:force_terminated" for r in report.results)
     assert all(len(r.turns) == len(e.question) for r, e in zip(report.results, _entries().entries))
 
@@ -93,7 +102,9 @@ def test_the_lenient_loop_cuts_each_turn_and_scores_what_stands():
 def test_malformed_arguments_end_the_turn_as_a_decode_failure():
     report = _run(_MalformedFirst(), "bfcl")
     # nothing of the malformed reply runs and the turn ends: BFCL's empty turn
-    assert [r.error_type for r in report.results] == ["multi_turn:empty_turn_model_response"] * len(report.results)
+    assert [r.error_type for r in report.results] == ["multi_turn:empty_turn_model_response"] * len(
+        report.results
+    )
     assert all(r.turns[0]["calls"] == [] for r in report.results)
     lenient = _run(_MalformedFirst(), "lenient")
     # the earlier loop sends the error back; the model then makes the gold calls
@@ -101,8 +112,12 @@ def test_malformed_arguments_end_the_turn_as_a_decode_failure():
 
 
 def test_trials_give_pass_k():
-    report = run_eval(_entries(2), OracleAgent(), envs={"trip_desk": trip_desk()},
-                      config=EvalConfig(categories=("multi_turn_base",), trials=3, concurrency=1))
+    report = run_eval(
+        _entries(2),
+        OracleAgent(),
+        envs={"trip_desk": trip_desk()},
+        config=EvalConfig(categories=("multi_turn_base",), trials=3, concurrency=1),
+    )
     assert all(r.valid and r.trial_valid == [True, True, True] for r in report.results)
     stats = summarize(report)["categories"]["multi_turn_base"]
     assert (stats["trials"], stats["pass^1"], stats["pass^3"]) == (3, 1.0, 1.0)
@@ -123,15 +138,20 @@ def test_bfcl_scores_our_force_quit_episode_as_we_do(bfcl_data):  # noqa: F811
     handler = bfcl_compat.bfcl_handler("fc")
     agent = _NeverStops()
     suite = _entries(1)
-    (ours,) = run_eval(suite, agent, envs={"trip_desk": trip_desk()},
-                       config=EvalConfig(categories=("multi_turn_base",), concurrency=1)).results
+    (ours,) = run_eval(
+        suite,
+        agent,
+        envs={"trip_desk": trip_desk()},
+        config=EvalConfig(categories=("multi_turn_base",), concurrency=1),
+    ).results
     (entry,) = suite.entries
     # What BFCL's inference loop records for the same run: the steps of the one turn reached.
-    (name, args), = expected_calls(entry, 0)[0].items()
+    ((name, args),) = expected_calls(entry, 0)[0].items()
     steps = [[{name: json.dumps(args)}]] * agent.steps
     prompt_entry = {"id": entry.id, "question": entry.question, "involved_classes": [entry.env]}
-    theirs = runner._evaluate_single_multi_turn_entry(handler, entry.id, [steps], entry.ground_truth, prompt_entry,
-                                                      "ours", entry.category)
+    theirs = runner._evaluate_single_multi_turn_entry(
+        handler, entry.id, [steps], entry.ground_truth, prompt_entry, "ours", entry.category
+    )
     assert (ours.valid, ours.error_type) == (theirs["valid"], theirs["error"]["error_type"])
 
 
@@ -143,7 +163,14 @@ def test_bfcl_drops_a_malformed_reply_and_fails_the_turn_as_our_loop_does(bfcl_d
     question = load_jsonl(bfcl_data / "BFCL_v4_multi_turn_base.json")[0]
     answer = load_jsonl(bfcl_data / "possible_answer" / "BFCL_v4_multi_turn_base.json")[0]
     malformed = [[[{"cd": '{"folder": '}]] for _ in answer["ground_truth"]]
-    theirs = runner._evaluate_single_multi_turn_entry(handler, question["id"], malformed, answer["ground_truth"],
-                                                      question, "envfactory_loop_check", "multi_turn_base")
+    theirs = runner._evaluate_single_multi_turn_entry(
+        handler,
+        question["id"],
+        malformed,
+        answer["ground_truth"],
+        question,
+        "envfactory_loop_check",
+        "multi_turn_base",
+    )
     ours = _run(_MalformedFirst(), "bfcl").results[0]
     assert theirs["error"]["error_type"] == ours.error_type == "multi_turn:empty_turn_model_response"

@@ -46,9 +46,19 @@ runner = CliRunner()
 
 
 def test_openai_tools_translate_bfcl_types():
-    doc = {"name": "f", "description": "d", "parameters": {"type": "dict", "properties": {
-        "x": {"type": "float"}, "tags": {"type": "array", "items": {"type": "string"}}, "o": {"type": "dict"}},
-        "required": ["x"]}}
+    doc = {
+        "name": "f",
+        "description": "d",
+        "parameters": {
+            "type": "dict",
+            "properties": {
+                "x": {"type": "float"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "o": {"type": "dict"},
+            },
+            "required": ["x"],
+        },
+    }
     (tool,) = openai_tools([doc])
     params = tool["function"]["parameters"]
     assert params["type"] == "object" and params["required"] == ["x"]
@@ -63,7 +73,9 @@ def test_decode_reply_in_both_modes():
     # a text reply in fc mode does not decode (BFCL's FC handlers: ast_decoder:decoder_failed)
     assert decode_reply(ChatResponse(message=ChatMessage.assistant("hello")), "fc") is None
     assert decode_reply(ChatResponse(message=ChatMessage.assistant("[f(a=1), g(b='x')]")), "prompt") == [
-        {"f": {"a": 1}}, {"g": {"b": "x"}}]
+        {"f": {"a": 1}},
+        {"g": {"b": "x"}},
+    ]
     assert decode_reply(ChatResponse(message=ChatMessage.assistant("I cannot help")), "prompt") is None
 
 
@@ -81,12 +93,21 @@ def _scripted_oracle(suite, mode: str):
 
     def respond(request):
         messages = request["messages"]
-        if messages[-1]["role"] == "tool" or messages[-1]["content"].startswith("Results of your function calls"):
+        if messages[-1]["role"] == "tool" or messages[-1]["content"].startswith(
+            "Results of your function calls"
+        ):
             return Reply("Done.")
-        users = [m["content"].split("\n")[-1] if m["content"].endswith(ADDITIONAL_FUNCTION_PROMPT) else m["content"]
-                 for m in messages if m["role"] == "user" and not m["content"].startswith("Results")]
+        users = [
+            m["content"].split("\n")[-1]
+            if m["content"].endswith(ADDITIONAL_FUNCTION_PROMPT)
+            else m["content"]
+            for m in messages
+            if m["role"] == "user" and not m["content"].startswith("Results")
+        ]
         if mode == "prompt":
-            offered = re.findall(r'"name": "(\w+)"', "\n".join(m["content"] for m in messages if m["role"] != "assistant"))
+            offered = re.findall(
+                r'"name": "(\w+)"', "\n".join(m["content"] for m in messages if m["role"] != "assistant")
+            )
         else:
             offered = [t["function"]["name"] for t in request.get("tools") or []]
         calls = answers.get(("\n".join(users), ",".join(sorted(offered))), [])
@@ -107,13 +128,25 @@ def _unambiguous(suite):
     keys: dict = {}
     for entry in suite.entries:
         for turn in range(len(entry.question)):
-            texts = tuple(m["content"] for t in entry.question[:turn + 1] for m in t)
+            texts = tuple(m["content"] for t in entry.question[: turn + 1] for m in t)
             names = tuple(sorted(f["name"] for f in entry.functions_at(turn)))
             keys.setdefault((texts, names), set()).add(json.dumps(expected_calls(entry, turn)))
-    clear = [e for e in suite.entries if all(
-        len(keys[(tuple(m["content"] for t in e.question[:turn + 1] for m in t),
-                  tuple(sorted(f["name"] for f in e.functions_at(turn))))]) == 1
-        for turn in range(len(e.question)))]
+    clear = [
+        e
+        for e in suite.entries
+        if all(
+            len(
+                keys[
+                    (
+                        tuple(m["content"] for t in e.question[: turn + 1] for m in t),
+                        tuple(sorted(f["name"] for f in e.functions_at(turn))),
+                    )
+                ]
+            )
+            == 1
+            for turn in range(len(e.question))
+        )
+    ]
     return dataclasses.replace(suite, entries=clear)
 
 
@@ -121,8 +154,12 @@ def test_prompt_mode_against_a_scripted_server_scores_single_and_multi_turn():
     suite = _unambiguous(trip_desk_suite())
     with ScriptedOpenAIServer(fallback=_scripted_oracle(suite, "prompt")) as server:
         with OpenAICompatModel(server.base_url, "scripted", concurrency=4, max_retries=0) as model:
-            report = run_eval(suite, ModelAgent(model), envs={"trip_desk": trip_desk()},
-                              config=EvalConfig(mode="prompt", limit=3, concurrency=4))
+            report = run_eval(
+                suite,
+                ModelAgent(model),
+                envs={"trip_desk": trip_desk()},
+                config=EvalConfig(mode="prompt", limit=3, concurrency=4),
+            )
         requests = server.chat_requests
     summary = summarize(report)
     assert all(s["accuracy"] == 1.0 for s in summary["categories"].values()), summary["categories"]
@@ -134,8 +171,12 @@ def test_a_failing_server_fails_entries_not_the_run():
     suite = trip_desk_suite()
     with ScriptedOpenAIServer(fallback=ErrorReply(400, "model does not support tools")) as server:
         with OpenAICompatModel(server.base_url, "scripted", max_retries=0) as model:
-            report = run_eval(suite, ModelAgent(model), envs={"trip_desk": trip_desk()},
-                              config=EvalConfig(limit=2, categories=("simple_python", "multi_turn_base")))
+            report = run_eval(
+                suite,
+                ModelAgent(model),
+                envs={"trip_desk": trip_desk()},
+                config=EvalConfig(limit=2, categories=("simple_python", "multi_turn_base")),
+            )
     assert [r.error_type for r in report.results] == ["model_error"] * 4
     assert all("model does not support tools" in r.model_error for r in report.results)
     assert summarize(report)["model_errors"] == 4
@@ -152,8 +193,20 @@ def test_eval_help_says_how_to_point_it_at_vllm():
 def test_eval_suite_then_eval_end_to_end_against_a_scripted_server(tmp_path, monkeypatch):
     monkeypatch.setenv("ENVFACTORY_ROOT", str(REPO))
     tasks = write_tasks(trip_desk_tasks(), tmp_path / "tasks.jsonl")
-    built = runner.invoke(app, ["eval-suite", "--domain", "travel", "--tasks", str(tasks), "-n", "4",
-                                "--out", str(tmp_path / "suites")])
+    built = runner.invoke(
+        app,
+        [
+            "eval-suite",
+            "--domain",
+            "travel",
+            "--tasks",
+            str(tasks),
+            "-n",
+            "4",
+            "--out",
+            str(tmp_path / "suites"),
+        ],
+    )
     assert built.exit_code == 0, built.output
     suite_dir = tmp_path / "suites" / "travel"
     assert (suite_dir / "BFCL_v4_simple_python.json").exists()
@@ -165,16 +218,37 @@ def test_eval_suite_then_eval_end_to_end_against_a_scripted_server(tmp_path, mon
     out = tmp_path / "results"
     # Replies come from the scripted test double (this test's own ground-truth lookup), not a model.
     with ScriptedOpenAIServer(fallback=_scripted_oracle(suite, "fc")) as server:
-        result = runner.invoke(app, ["eval", "--model", "scripted", "--base-url", server.base_url,
-                                     "--suite", str(suite_dir), "--concurrency", "3", "--timeout", "10",
-                                     "--retries", "0", "--out", str(out), "--db", str(tmp_path / "r.db")])
+        result = runner.invoke(
+            app,
+            [
+                "eval",
+                "--model",
+                "scripted",
+                "--base-url",
+                server.base_url,
+                "--suite",
+                str(suite_dir),
+                "--concurrency",
+                "3",
+                "--timeout",
+                "10",
+                "--retries",
+                "0",
+                "--out",
+                str(out),
+                "--db",
+                str(tmp_path / "r.db"),
+            ],
+        )
         requests = server.chat_requests
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     lines = (out / "results.jsonl").read_text().splitlines()
     assert len(lines) == summary["overall"]["total"] == len(suite.entries)
     assert summary["overall"]["accuracy"] == 1.0, summary["categories"]
-    rewards = [json.loads(line)["reward"] for line in lines if json.loads(line)["category"].startswith("multi_turn")]
+    rewards = [
+        json.loads(line)["reward"] for line in lines if json.loads(line)["category"].startswith("multi_turn")
+    ]
     # the test double closes with "Done." (no answer facts), so the state part is what must be right
     assert rewards and all(r["state_match"] for r in rewards)
     assert all(r.get("tools") for r in requests)  # fc mode sends the functions as tools
@@ -189,11 +263,28 @@ def test_eval_with_a_reference_agent_and_bad_options(tmp_path, monkeypatch):
     from envfactory.evaluation import write_suite
 
     suite_dir = write_suite(trip_desk_suite(), tmp_path / "travel")
-    ok = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--categories",
-                             "simple,irrelevance", "--out", str(tmp_path / "r"), "--db", str(tmp_path / "r.db")])
+    ok = runner.invoke(
+        app,
+        [
+            "eval",
+            "--agent",
+            "noop",
+            "--suite",
+            str(suite_dir),
+            "--categories",
+            "simple,irrelevance",
+            "--out",
+            str(tmp_path / "r"),
+            "--db",
+            str(tmp_path / "r.db"),
+        ],
+    )
     assert ok.exit_code == 0, ok.output
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
-    assert {c: s["accuracy"] for c, s in summary["categories"].items()} == {"simple_python": 0.0, "irrelevance": 1.0}
+    assert {c: s["accuracy"] for c, s in summary["categories"].items()} == {
+        "simple_python": 0.0,
+        "irrelevance": 1.0,
+    }
     both = runner.invoke(app, ["eval", "--agent", "noop", "--model", "m", "--suite", str(suite_dir)])
     assert both.exit_code == 2 and "exactly one" in both.output
     missing = runner.invoke(app, ["eval", "--agent", "noop", "--suite", "nowhere"])
@@ -203,11 +294,14 @@ def test_eval_with_a_reference_agent_and_bad_options(tmp_path, monkeypatch):
     negative = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--limit", "-1"])
     assert negative.exit_code == 2 and "--limit must be >= 0" in negative.output
     unknown = runner.invoke(app, ["eval", "--agent", "oracel", "--suite", str(suite_dir)])
-    assert unknown.exit_code == 2 and "known: oracle, noop, random, drop-one, bare" in " ".join(unknown.output.split())
+    assert unknown.exit_code == 2 and "known: oracle, noop, random, drop-one, bare" in " ".join(
+        unknown.output.split()
+    )
     assert not list((tmp_path / "root").iterdir())  # refused runs create no results folder
     (tmp_path / "a_file").write_text("x")
-    blocked = runner.invoke(app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--out",
-                                  str(tmp_path / "a_file" / "r")])
+    blocked = runner.invoke(
+        app, ["eval", "--agent", "noop", "--suite", str(suite_dir), "--out", str(tmp_path / "a_file" / "r")]
+    )
     assert blocked.exit_code == 2 and "results folder" in " ".join(blocked.output.split())
     with pytest.raises(SuiteError, match="limit must be >= 0"):
         run_eval(load_suite(suite_dir), build_reference_agent("noop"), config=EvalConfig(limit=-1))
@@ -221,8 +315,20 @@ def test_eval_results_go_under_the_project_root_not_the_current_folder(tmp_path,
     cwd.mkdir()
     monkeypatch.chdir(cwd)
     suite_dir = write_suite(trip_desk_suite(), tmp_path / "travel")
-    r = runner.invoke(app, ["--root", str(root), "eval", "--agent", "drop-one", "--suite", str(suite_dir),
-                            "--categories", "simple"])
+    r = runner.invoke(
+        app,
+        [
+            "--root",
+            str(root),
+            "eval",
+            "--agent",
+            "drop-one",
+            "--suite",
+            str(suite_dir),
+            "--categories",
+            "simple",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert (root / "eval" / "results" / "travel" / "drop-one" / "summary.json").is_file()
     assert not list(cwd.iterdir())
@@ -242,8 +348,22 @@ def test_eval_against_an_unreachable_endpoint_fails_fast_with_the_cause(tmp_path
 
     suite_dir = write_suite(trip_desk_suite(), tmp_path / "travel")
     url = f"http://127.0.0.1:{_closed_port()}/v1"
-    r = runner.invoke(app, ["eval", "--model", "m", "--base-url", url, "--suite", str(suite_dir), "--retries", "3",
-                            "--out", str(tmp_path / "r")])
+    r = runner.invoke(
+        app,
+        [
+            "eval",
+            "--model",
+            "m",
+            "--base-url",
+            url,
+            "--suite",
+            str(suite_dir),
+            "--retries",
+            "3",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    )
     text = " ".join(r.output.split())
     assert r.exit_code != 0, text
     assert f"cannot reach {url}: ConnectError" in text and "Connection refused" in text
@@ -256,9 +376,26 @@ def test_eval_where_every_request_failed_exits_1_with_the_cause(tmp_path, monkey
 
     suite_dir = write_suite(trip_desk_suite(), tmp_path / "travel")
     with ScriptedOpenAIServer(fallback=ErrorReply(400, "model does not support tools")) as server:
-        r = runner.invoke(app, ["eval", "--model", "scripted-test-double", "--base-url", server.base_url,
-                                "--suite", str(suite_dir), "--categories", "simple,multiple", "--retries", "0",
-                                "--out", str(tmp_path / "r"), "--db", str(tmp_path / "r.db")])
+        r = runner.invoke(
+            app,
+            [
+                "eval",
+                "--model",
+                "scripted-test-double",
+                "--base-url",
+                server.base_url,
+                "--suite",
+                str(suite_dir),
+                "--categories",
+                "simple,multiple",
+                "--retries",
+                "0",
+                "--out",
+                str(tmp_path / "r"),
+                "--db",
+                str(tmp_path / "r.db"),
+            ],
+        )
     text = " ".join(r.output.split())
     assert r.exit_code == 1, text
     assert "every entry failed on a model error" in text and "model does not support tools" in text
@@ -296,6 +433,11 @@ def test_the_simulated_user_comes_from_the_callers_factory_the_harness_does_not_
         made.append(task.task_id)
         return UserSimulator(task, seed=0)
 
-    with_user = run_eval(suite, build_reference_agent("noop"), envs={"trip_desk": trip_desk()}, config=config,
-                         user_factory=factory)
+    with_user = run_eval(
+        suite,
+        build_reference_agent("noop"),
+        envs={"trip_desk": trip_desk()},
+        config=config,
+        user_factory=factory,
+    )
     assert len(made) == 1 and with_user.results[0].error_type != "suite_error"

@@ -45,12 +45,31 @@ _KILLED_RUN = textwrap.dedent("""
 def test_a_killed_run_keeps_every_entry_it_finished_and_compare_shows_runs_side_by_side(tmp_path):
     suite_dir = write_suite(trip_desk_suite(), tmp_path / "travel")
     db = tmp_path / "results.db"
-    done = runner.invoke(app, ["eval", "--agent", "oracle", "--suite", str(suite_dir), "--categories",
-                               "simple_python,irrelevance", "--db", str(db), "--out", str(tmp_path / "r")])
+    done = runner.invoke(
+        app,
+        [
+            "eval",
+            "--agent",
+            "oracle",
+            "--suite",
+            str(suite_dir),
+            "--categories",
+            "simple_python,irrelevance",
+            "--db",
+            str(db),
+            "--out",
+            str(tmp_path / "r"),
+        ],
+    )
     assert done.exit_code == 0, done.output
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", _KILLED_RUN, str(suite_dir), str(db)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_RUN, str(suite_dir), str(db)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == -9, proc.stderr[-2000:]
 
     store = ResultsStore(db)

@@ -27,7 +27,9 @@ from ._fixtures import trip_desk, trip_desk_suite, trip_desk_tasks
 
 
 def _files(folder):
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def test_suite_has_every_category_and_bfcl_layout(tmp_path):
@@ -38,7 +40,9 @@ def test_suite_has_every_category_and_bfcl_layout(tmp_path):
         name = suite_file_name(category)
         assert name == f"BFCL_v4_{category}.json"  # BFCL's current naming: its loaders find the file
         questions = load_jsonl(folder / name)
-        assert questions and all(q["id"].rsplit("_", 1) == [category, q["id"].rsplit("_", 1)[1]] for q in questions)
+        assert questions and all(
+            q["id"].rsplit("_", 1) == [category, q["id"].rsplit("_", 1)[1]] for q in questions
+        )
         answer_file = folder / "possible_answer" / name
         assert answer_file.exists() == (category not in ("irrelevance", "live_relevance"))
     assert (folder / "manifest.json").exists() and (folder / "tasks.jsonl").exists()
@@ -47,7 +51,9 @@ def test_suite_has_every_category_and_bfcl_layout(tmp_path):
 def test_same_tasks_and_seed_give_the_same_bytes_and_another_seed_differs(tmp_path):
     tasks, env = trip_desk_tasks(), trip_desk()
     a = _files(write_suite(build_suite(tasks, [env], n_per_category=10, seed=3), tmp_path / "a"))
-    b = _files(write_suite(build_suite(list(reversed(tasks)), [env], n_per_category=10, seed=3), tmp_path / "b"))
+    b = _files(
+        write_suite(build_suite(list(reversed(tasks)), [env], n_per_category=10, seed=3), tmp_path / "b")
+    )
     c = _files(write_suite(build_suite(tasks, [env], n_per_category=10, seed=4), tmp_path / "c"))
     assert a == b
     assert a != c
@@ -65,7 +71,7 @@ def test_suite_round_trips_through_its_files(tmp_path):
 def test_single_call_questions_state_every_value_the_call_needs():
     for entry in trip_desk_suite().by_category("simple_python"):
         text = entry.question[0][0]["content"]
-        (name, accepted), = entry.ground_truth[0].items()
+        ((name, accepted),) = entry.ground_truth[0].items()
         for param, values in accepted.items():
             if "" in values:
                 continue
@@ -79,7 +85,7 @@ def test_possible_answers_accept_gold_and_mark_paging_and_defaults_omittable():
     functions = {f["name"]: f for e in suite.entries for f in e.functions}
     seen_paging = False
     for entry in suite.by_category("simple_python") + suite.by_category("multiple"):
-        (name, accepted), = entry.ground_truth[0].items()
+        ((name, accepted),) = entry.ground_truth[0].items()
         properties = functions[name]["parameters"]["properties"]
         for param, values in accepted.items():
             if param in ("limit", "offset"):
@@ -153,8 +159,12 @@ def test_unknown_category_and_no_tasks_are_errors():
 
 def test_an_argument_the_question_states_is_required_so_a_bare_call_fails():
     suite = trip_desk_suite()
-    bare = run_eval(suite, build_reference_agent("bare"), envs={"trip_desk": trip_desk()},
-                    config=EvalConfig(categories=("simple_python", "multiple", "parallel", "parallel_multiple")))
+    bare = run_eval(
+        suite,
+        build_reference_agent("bare"),
+        envs={"trip_desk": trip_desk()},
+        config=EvalConfig(categories=("simple_python", "multiple", "parallel", "parallel_multiple")),
+    )
     assert bare.results and not any(r.valid for r in bare.results)
     for entry in suite.by_category("simple_python"):
         (accepted,) = entry.ground_truth[0].values()
@@ -162,21 +172,45 @@ def test_an_argument_the_question_states_is_required_so_a_bare_call_fails():
 
 
 def test_a_masked_argument_is_required_when_stated_and_omittable_when_not():
-    doc = {"name": "search_hotels", "parameters": {"type": "dict", "required": [], "properties": {
-        "city": {"type": "string"}, "min_stars": {"type": "integer"},
-        "limit": {"type": "integer", "default": 10}}}}
+    doc = {
+        "name": "search_hotels",
+        "parameters": {
+            "type": "dict",
+            "required": [],
+            "properties": {
+                "city": {"type": "string"},
+                "min_stars": {"type": "integer"},
+                "limit": {"type": "integer", "default": 10},
+            },
+        },
+    }
     args = {"city": "South Jessicatown", "min_stars": 4, "limit": 10}
     answer = possible_answer(doc, args, ["city", "min_stars"], "Find hotels in South Jessicatown.")
-    assert answer == {"search_hotels": {"city": ["South Jessicatown"], "min_stars": [4, ""], "limit": [10, ""]}}
-    dated = {"name": "f", "parameters": {"type": "dict", "required": [], "properties": {"day": {"type": "string"}}}}
+    assert answer == {
+        "search_hotels": {"city": ["South Jessicatown"], "min_stars": [4, ""], "limit": [10, ""]}
+    }
+    dated = {
+        "name": "f",
+        "parameters": {"type": "dict", "required": [], "properties": {"day": {"type": "string"}}},
+    }
     assert possible_answer(dated, {"day": "2026-09-27"}, ["day"], "Flights on September 27, 2026.") == {
-        "f": {"day": ["2026-09-27"]}}
+        "f": {"day": ["2026-09-27"]}
+    }
 
 
 def test_nonsense_gold_values_are_dropped_or_the_step_is_skipped():
-    doc = {"name": "create_customer", "parameters": {"type": "dict", "required": ["email"], "properties": {
-        "email": {"type": "string"}, "default_address": {"type": "dict"},
-        "status": {"type": "string", "enum": ["active", "closed"]}}}}
+    doc = {
+        "name": "create_customer",
+        "parameters": {
+            "type": "dict",
+            "required": ["email"],
+            "properties": {
+                "email": {"type": "string"},
+                "default_address": {"type": "dict"},
+                "status": {"type": "string", "enum": ["active", "closed"]},
+            },
+        },
+    }
     assert fit_gold_args(doc, {"email": "a@b.org", "default_address": {}}) == {"email": "a@b.org"}
     assert fit_gold_args(doc, {"email": ""}) is None
     assert fit_gold_args(doc, {"email": "a@b.org", "status": "bad"}) is None
@@ -221,8 +255,10 @@ def test_miss_func_holds_a_function_out_until_an_empty_turn_and_miss_param_asks_
 def test_a_suite_written_with_the_earlier_category_names_still_loads(tmp_path):
     folder = write_suite(trip_desk_suite(), tmp_path / "travel")
     manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["files"] = {{"simple_python": "simple", "multi_turn_base": "multi_turn"}.get(k, k): v
-                         for k, v in manifest["files"].items()}
+    manifest["files"] = {
+        {"simple_python": "simple", "multi_turn_base": "multi_turn"}.get(k, k): v
+        for k, v in manifest["files"].items()
+    }
     (folder / "manifest.json").write_text(json.dumps(manifest))
     loaded = load_suite(folder)
     assert loaded.by_category("simple_python") and loaded.by_category("multi_turn_base")

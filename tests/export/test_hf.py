@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -12,7 +11,6 @@ from typer.testing import CliRunner
 from envfactory.cli import app
 from envfactory.errors import ConfigError
 from envfactory.export import list_upload_files, load_trajectories, push_dataset, read_shards
-
 from tests.synth._fixtures import REPO, synth_two_envs
 
 
@@ -62,12 +60,14 @@ def test_dataset_card_parses_and_describes_the_configs(ds):
     assert {"rl-environment", "tool-use"} <= set(data["tags"])
     assert data["license"] == "apache-2.0" and data["size_categories"] == ["n<1K"]
     configs = {c["config_name"]: c for c in data["configs"]}
-    assert [f["split"] for f in configs["default"]["data_files"]] == [s for s in ("sft", "rl", "eval")
-                                                                      if res.split_counts[s]]
+    assert [f["split"] for f in configs["default"]["data_files"]] == [
+        s for s in ("sft", "rl", "eval") if res.split_counts[s]
+    ]
     assert "sharegpt" in configs
     info = {i["config_name"]: i for i in data["dataset_info"]}
     assert {s["name"]: s["num_examples"] for s in info["default"]["splits"]} == {
-        k: v for k, v in res.split_counts.items() if v}
+        k: v for k, v in res.split_counts.items() if v
+    }
     assert {"name": "messages", "list": "json"} in info["default"]["features"]
     assert "**No model was used.**" in card.text and "trip_desk_twin" in card.text
     assert "Per number of user turns" in card.text and "Held-out rule" in card.text
@@ -101,7 +101,9 @@ def test_push_without_a_token_says_how_to_get_one(ds, monkeypatch, tmp_path):
 
 
 def test_datasets_is_imported_only_when_exporting():
-    code = ("import sys, envfactory.cli, envfactory.export, envfactory.synth.trajectories; "
-            "print('datasets' in sys.modules)")
+    code = (
+        "import sys, envfactory.cli, envfactory.export, envfactory.synth.trajectories; "
+        "print('datasets' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr

@@ -20,9 +20,11 @@ from envfactory.synth.tasks import build_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 TRL_KEYS = {"prompt", "chosen", "rejected", "completion", "messages"}  # trl.data_utils.is_conversational
-_TEMPLATE = ("{% for m in messages %}<{{ m['role'] }}>{{ m['content'] or '' }}"
-             "{% for c in m.get('tool_calls') or [] %}[{{ c['function']['name'] }}]{% endfor %}\n{% endfor %}"
-             "{% if add_generation_prompt %}<assistant>{% endif %}")
+_TEMPLATE = (
+    "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] or '' }}"
+    "{% for c in m.get('tool_calls') or [] %}[{{ c['function']['name'] }}]{% endfor %}\n{% endfor %}"
+    "{% if add_generation_prompt %}<assistant>{% endif %}"
+)
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import json
 
-from envfactory.graph import GoldResult, Plan, Step, TopologySampler, execute_plan, execute_plans, run_sampling
+from envfactory.graph import (
+    GoldResult,
+    Plan,
+    Step,
+    TopologySampler,
+    execute_plan,
+    execute_plans,
+    run_sampling,
+)
 
 
 def test_sampled_plans_execute_on_trip_desk(trip_desk_env):
@@ -37,10 +45,16 @@ def _an_email(env):
 
 def test_references_resolve_from_earlier_outputs(trip_desk_env):
     email = _an_email(trip_desk_env)
-    plan = Plan(env="trip_desk", domain="travel", goal_tools=["get_traveler"], goal_steps=[1], steps=[
-        Step("search_travelers", {"email": email}),
-        Step("get_traveler", {"traveler_id": {"$ref": [0, "items", 0, "traveler_id"]}}, [0], "goal"),
-    ])
+    plan = Plan(
+        env="trip_desk",
+        domain="travel",
+        goal_tools=["get_traveler"],
+        goal_steps=[1],
+        steps=[
+            Step("search_travelers", {"email": email}),
+            Step("get_traveler", {"traveler_id": {"$ref": [0, "items", 0, "traveler_id"]}}, [0], "goal"),
+        ],
+    )
     r = execute_plan(trip_desk_env, plan)
     assert r.ok and not r.changed_state and r.diff == {}
     assert r.calls[1].args["traveler_id"] == r.calls[0].output["items"][0]["traveler_id"]
@@ -50,18 +64,34 @@ def test_references_resolve_from_earlier_outputs(trip_desk_env):
 
 
 def test_failures_are_recorded_not_raised(trip_desk_env):
-    bad_ref = Plan(env="trip_desk", domain="travel", goal_tools=["get_traveler"], goal_steps=[1], steps=[
-        Step("search_travelers", {"email": "nobody@nowhere.invalid"}),
-        Step("get_traveler", {"traveler_id": {"$ref": [0, "items", 0, "traveler_id"]}}, [0], "goal"),
-    ])
+    bad_ref = Plan(
+        env="trip_desk",
+        domain="travel",
+        goal_tools=["get_traveler"],
+        goal_steps=[1],
+        steps=[
+            Step("search_travelers", {"email": "nobody@nowhere.invalid"}),
+            Step("get_traveler", {"traveler_id": {"$ref": [0, "items", 0, "traveler_id"]}}, [0], "goal"),
+        ],
+    )
     r = execute_plan(trip_desk_env, bad_ref)
     assert not r.ok and r.failed_step == 1 and r.failure.startswith("unresolved reference")
-    tool_error = Plan(env="trip_desk", domain="travel", goal_tools=["cancel_booking"], goal_steps=[0],
-                      steps=[Step("cancel_booking", {"booking_id": "BK99999"}, [], "goal")])
+    tool_error = Plan(
+        env="trip_desk",
+        domain="travel",
+        goal_tools=["cancel_booking"],
+        goal_steps=[0],
+        steps=[Step("cancel_booking", {"booking_id": "BK99999"}, [], "goal")],
+    )
     r = execute_plan(trip_desk_env, tool_error)
     assert not r.ok and r.failed_step == 0 and r.calls[0].error == "not_found"
-    empty = Plan(env="trip_desk", domain="travel", goal_tools=["search_travelers"], goal_steps=[0],
-                 steps=[Step("search_travelers", {"email": "nobody@nowhere.invalid"}, [], "goal")])
+    empty = Plan(
+        env="trip_desk",
+        domain="travel",
+        goal_tools=["search_travelers"],
+        goal_steps=[0],
+        steps=[Step("search_travelers", {"email": "nobody@nowhere.invalid"}, [], "goal")],
+    )
     r = execute_plan(trip_desk_env, empty)
     assert not r.ok and r.failure == "no state change and an empty goal result"
 

@@ -40,7 +40,9 @@ def test_graph_command_writes_json_html_png(project):
 
 def test_sample_command_reports_both_samplers_and_writes_jsonl(project):
     out = project / "plans.jsonl"
-    r = _run(project, "sample", "--domain", "shop", "--n", "120", "--seed", "3", "--report", "--out", str(out))
+    r = _run(
+        project, "sample", "--domain", "shop", "--n", "120", "--seed", "3", "--report", "--out", str(out)
+    )
     assert r.exit_code == 0, r.output
     assert "topology" in r.output and "random_walk" in r.output and "success rate" in r.output
     lines = [json.loads(x) for x in out.read_text().splitlines()]
@@ -82,10 +84,35 @@ def test_sampler_settings_from_a_config_file_or_the_command_line(project):
     cfg = project / "cfg.yaml"
     cfg.write_text("sample:\n  sampler_config: {p_second_goal: 0.0, p_branch: 0.0}\n")
     a, b, c = project / "a.jsonl", project / "b.jsonl", project / "c.jsonl"
-    r = _run(project, "--config", str(cfg), "sample", "--domain", "shop", "--n", "60", "--workers", "0", "--out", str(a))
+    r = _run(
+        project,
+        "--config",
+        str(cfg),
+        "sample",
+        "--domain",
+        "shop",
+        "--n",
+        "60",
+        "--workers",
+        "0",
+        "--out",
+        str(a),
+    )
     assert r.exit_code == 0, r.output
-    r = _run(project, "sample", "--domain", "shop", "--n", "60", "--workers", "0", "--out", str(b),
-             "--sampler-config", '{"p_second_goal": 0, "p_branch": 0}')
+    r = _run(
+        project,
+        "sample",
+        "--domain",
+        "shop",
+        "--n",
+        "60",
+        "--workers",
+        "0",
+        "--out",
+        str(b),
+        "--sampler-config",
+        '{"p_second_goal": 0, "p_branch": 0}',
+    )
     assert r.exit_code == 0, r.output
     r = _run(project, "sample", "--domain", "shop", "--n", "60", "--workers", "0", "--out", str(c))
     assert r.exit_code == 0, r.output
@@ -94,8 +121,15 @@ def test_sampler_settings_from_a_config_file_or_the_command_line(project):
     assert all(len(p["goal_steps"]) == 1 and all(s["role"] != "branch" for s in p["steps"]) for p in plans)
 
 
-@pytest.mark.parametrize("value, message", [('{"p_branch": 2}', "p_branch"), ('{"no_such": 1}', "no_such"),
-                                            ("[1", "not JSON or YAML"), ("3", "mapping")])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ('{"p_branch": 2}', "p_branch"),
+        ('{"no_such": 1}', "no_such"),
+        ("[1", "not JSON or YAML"),
+        ("3", "mapping"),
+    ],
+)
 def test_bad_sampler_settings_are_one_line_errors(project, value, message):
     r = _run(project, "sample", "--domain", "shop", "--n", "5", "--sampler-config", value)
     assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output

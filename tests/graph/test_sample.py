@@ -6,7 +6,15 @@ import json
 
 import pytest
 
-from envfactory.graph import Coverage, Plan, RandomWalkSampler, SamplerConfig, Step, TopologySampler, order_plan
+from envfactory.graph import (
+    Coverage,
+    Plan,
+    RandomWalkSampler,
+    SamplerConfig,
+    Step,
+    TopologySampler,
+    order_plan,
+)
 from envfactory.graph.plan import iter_refs
 
 
@@ -55,8 +63,9 @@ def test_user_facts_come_from_the_initial_state(trip_desk_env):
 
 def test_under_covered_tool_share_rises(shop_env):
     def share(cov, n=300):
-        s = TopologySampler([shop_env], seed=7, coverage=cov,
-                            config=SamplerConfig(p_second_goal=0.0, p_branch=0.0))
+        s = TopologySampler(
+            [shop_env], seed=7, coverage=cov, config=SamplerConfig(p_second_goal=0.0, p_branch=0.0)
+        )
         plans = s.sample_many(n)
         return sum(p.goal_tools[0] == "refund_order" for p in plans) / n
 
@@ -94,8 +103,14 @@ def test_order_plan_puts_reads_before_writes_and_renumbers_refs():
 
 
 def test_plan_round_trips_through_dict():
-    p = Plan(env="e", domain="d", steps=[Step("a", {"x": 1}), Step("b", {"y": {"$ref": [0, "x"]}}, [0], "goal")],
-             goal_tools=["b"], goal_steps=[1], user_facts={"t.f": 1})
+    p = Plan(
+        env="e",
+        domain="d",
+        steps=[Step("a", {"x": 1}), Step("b", {"y": {"$ref": [0, "x"]}}, [0], "goal")],
+        goal_tools=["b"],
+        goal_steps=[1],
+        user_facts={"t.f": 1},
+    )
     assert Plan.from_dict(json.loads(json.dumps(p.to_dict()))) == p
     assert p.pairs() == [("a", "b")] and p.chain_length() == 2 and p.branching() == 1
 
@@ -110,7 +125,7 @@ def test_every_satisfiable_tool_is_covered_in_each_window(trip_desk_env):
         sampler.close()
     every = {t.name for t in trip_desk_env.spec.tools}
     for w in range(3):
-        seen = {t for p in plans[w * 100:(w + 1) * 100] for t in p.tools}
+        seen = {t for p in plans[w * 100 : (w + 1) * 100] for t in p.tools}
         assert seen == every, (w, every - seen)
 
 
@@ -162,8 +177,9 @@ def test_plans_carry_no_private_keys_in_rows_or_facts(trip_desk_env):
 
 
 def test_sampler_settings_come_from_the_config(shop_env):
-    flat = TopologySampler([shop_env], seed=1, config=SamplerConfig(p_second_goal=0.0, p_branch=0.0,
-                                                                    p_create=0.0, max_depth=1))
+    flat = TopologySampler(
+        [shop_env], seed=1, config=SamplerConfig(p_second_goal=0.0, p_branch=0.0, p_create=0.0, max_depth=1)
+    )
     plans = flat.sample_many(80)
     assert all(len(p.goal_tools) == 1 for p in plans)
     assert all(p.chain_length() <= 2 for p in plans)

@@ -19,8 +19,11 @@ from ._shop import shop_spec
 
 
 def _edges(g, kind, **match):
-    return {(u, v) for u, v, a in g.edges(data=True)
-            if a["edge"] == kind and all(a.get(k) == w for k, w in match.items())}
+    return {
+        (u, v)
+        for u, v, a in g.edges(data=True)
+        if a["edge"] == kind and all(a.get(k) == w for k, w in match.items())
+    }
 
 
 CUSTOMER_ID_PARAMS = ["get_customer.customer_id", "create_order.customer_id", "list_orders.customer_id"]
@@ -58,12 +61,18 @@ def test_strong_supplies_follow_keys_and_foreign_keys():
     g = build_tool_graph(shop_spec())
     pk = _edges(g, "supplies", strength="strong", via="pk")
     fk = _edges(g, "supplies", strength="strong", via="fk")
-    assert pk == ({("search_customers", p) for p in CUSTOMER_ID_PARAMS}
-                  | {("list_orders", p) for p in ORDER_ID_PARAMS}
-                  | {("create_order", p) for p in ORDER_ID_PARAMS})
+    assert pk == (
+        {("search_customers", p) for p in CUSTOMER_ID_PARAMS}
+        | {("list_orders", p) for p in ORDER_ID_PARAMS}
+        | {("create_order", p) for p in ORDER_ID_PARAMS}
+    )
     # every tool returning order rows carries customer_id, a foreign key to customer
-    fk_expected = {(u, p) for u in ("create_order", "list_orders", "get_order", "pay_order", "refund_order")
-                   for p in CUSTOMER_ID_PARAMS if not p.startswith(u + ".")}
+    fk_expected = {
+        (u, p)
+        for u in ("create_order", "list_orders", "get_order", "pay_order", "refund_order")
+        for p in CUSTOMER_ID_PARAMS
+        if not p.startswith(u + ".")
+    }
     assert fk == fk_expected
     assert g.edges["list_orders", "pay_order.order_id"]["output_field"] == "order_id"
     assert g.edges["get_order", "get_customer.customer_id"]["output_field"] == "customer_id"
@@ -85,8 +94,12 @@ def test_weak_supplies_come_from_similar_fields_of_reads():
 def test_state_edges_from_creates_and_status_effects():
     g = build_tool_graph(shop_spec())
     state = {(u, v): a for u, v, a in g.edges(data=True) if a["edge"] == "state"}
-    assert set(state) == {("create_order", "pay_order"), ("create_order", "refund_order"),
-                          ("create_order", "get_order"), ("pay_order", "refund_order")}
+    assert set(state) == {
+        ("create_order", "pay_order"),
+        ("create_order", "refund_order"),
+        ("create_order", "get_order"),
+        ("pay_order", "refund_order"),
+    }
     assert state["create_order", "pay_order"]["reasons"] == ["creates order", 'sets order.status="open"']
     assert state["create_order", "pay_order"]["satisfies"] is True
     assert state["create_order", "refund_order"]["reasons"] == ["creates order"]
@@ -98,19 +111,29 @@ def test_state_edges_from_creates_and_status_effects():
 def test_depth_and_satisfiable():
     g = build_tool_graph(shop_spec())
     depth = {n: a["depth"] for n, a in g.nodes(data=True) if a["node"] == "tool"}
-    assert depth == {"search_customers": 0, "list_orders": 0, "get_customer": 1, "create_order": 1,
-                     "get_order": 1, "pay_order": 1, "refund_order": 1}
+    assert depth == {
+        "search_customers": 0,
+        "list_orders": 0,
+        "get_customer": 1,
+        "create_order": 1,
+        "get_order": 1,
+        "pay_order": 1,
+        "refund_order": 1,
+    }
     g2 = build_tool_graph(shop_spec(drop_tools=("list_orders", "create_order")))
     assert g2.nodes["pay_order"]["satisfiable"] is False
     assert g2.nodes["get_customer"]["satisfiable"] is True
 
 
-@pytest.mark.parametrize("tool,param,expected", [
-    ("create_order", "customer_id", ("discover", "foreign key to customer", "customer")),
-    ("pay_order", "payment_token", ("discover", "internal identifier", None)),
-    ("create_order", "total", ("user", "amount a person can state", None)),
-    ("list_orders", "status", ("user", "choice a person can state", None)),
-])
+@pytest.mark.parametrize(
+    "tool,param,expected",
+    [
+        ("create_order", "customer_id", ("discover", "foreign key to customer", "customer")),
+        ("pay_order", "payment_token", ("discover", "internal identifier", None)),
+        ("create_order", "total", ("user", "amount a person can state", None)),
+        ("list_orders", "status", ("user", "choice a person can state", None)),
+    ],
+)
 def test_classify_param(tool, param, expected):
     spec = shop_spec()
     t = spec.tool(tool)
@@ -123,7 +146,7 @@ def test_trip_desk_search_flights_supplies_create_booking(trip_desk_env):
     assert (a["strength"], a["via"], a["output_field"]) == ("strong", "pk", "flight_id")
     assert g.edges["search_airports", "search_flights.origin"]["output_field"] == "code"
     assert g.nodes["create_booking.passengers"]["source"] == "user"
-    assert "sets booking.status=\"confirmed\"" in g.edges["create_booking", "pay_booking"]["reasons"]
+    assert 'sets booking.status="confirmed"' in g.edges["create_booking", "pay_booking"]["reasons"]
     assert g.edges["pay_booking", "refund_payment"]["satisfies"] is True
 
 
@@ -145,6 +168,8 @@ def test_domain_graph_prefixes_nodes_per_environment():
     g = build_domain_graph([a, b])
     assert "store/pay_order" in g and "outlet/pay_order" in g
     assert g.has_edge("store/list_orders", "store/pay_order.order_id")
-    assert not any(u.split("/")[0] != v.split("/")[0] for u, v, e in g.edges(data=True) if e["edge"] != "shared_fact")
+    assert not any(
+        u.split("/")[0] != v.split("/")[0] for u, v, e in g.edges(data=True) if e["edge"] != "shared_fact"
+    )
     assert g.has_edge("outlet/search_customers.email", "store/search_customers.email")
     assert graph_to_json(g)["graph"]["envs"] == ["store", "outlet"]

@@ -45,7 +45,9 @@ def test_local_server_answers_a_chat_request(local_server):
     from envfactory.llm import OpenAICompatModel
 
     client = OpenAICompatModel(local_server.base_url, local_server.model, timeout=600, max_retries=0)
-    reply = client.complete([{"role": "user", "content": "Name one city in France."}], max_tokens=16, temperature=0)
+    reply = client.complete(
+        [{"role": "user", "content": "Name one city in France."}], max_tokens=16, temperature=0
+    )
     assert reply.usage.completion_tokens > 0
     assert isinstance(reply.message.content, str) and reply.message.content.strip()
 
@@ -56,10 +58,34 @@ def test_eval_against_the_local_model_writes_a_real_report(local_server, tmp_pat
     from envfactory.cli import app
 
     out = tmp_path / "results"
-    result = runner.invoke(app, ["--root", str(REPO), "eval", "--model", local_server.model, "--base-url",
-                                 local_server.base_url, "--suite", "travel", "--limit", "1", "--max-tokens", "96",
-                                 "--timeout", "600", "--retries", "0", "--concurrency", "1", "--out", str(out),
-                                 "--db", str(tmp_path / "results.db")])
+    result = runner.invoke(
+        app,
+        [
+            "--root",
+            str(REPO),
+            "eval",
+            "--model",
+            local_server.model,
+            "--base-url",
+            local_server.base_url,
+            "--suite",
+            "travel",
+            "--limit",
+            "1",
+            "--max-tokens",
+            "96",
+            "--timeout",
+            "600",
+            "--retries",
+            "0",
+            "--concurrency",
+            "1",
+            "--out",
+            str(out),
+            "--db",
+            str(tmp_path / "results.db"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["overall"]["total"] >= 5
@@ -75,10 +101,34 @@ def test_eval_against_the_local_model_writes_a_real_report(local_server, tmp_pat
 def test_teacher_policy_on_the_local_model_keeps_only_full_reward_rollouts(local_server, tmp_path):
     from envfactory.cli import app
 
-    result = runner.invoke(app, ["--root", str(REPO), "synth", "--domain", "travel", "--env", "trip_desk",
-                                 "--n", "3", "--policy", "teacher", "--model", local_server.model, "--base-url",
-                                 local_server.base_url, "--attempts", "1", "--temperature", "0.2",
-                                 "--out-root", str(tmp_path), "--name", "local"])
+    result = runner.invoke(
+        app,
+        [
+            "--root",
+            str(REPO),
+            "synth",
+            "--domain",
+            "travel",
+            "--env",
+            "trip_desk",
+            "--n",
+            "3",
+            "--policy",
+            "teacher",
+            "--model",
+            local_server.model,
+            "--base-url",
+            local_server.base_url,
+            "--attempts",
+            "1",
+            "--temperature",
+            "0.2",
+            "--out-root",
+            str(tmp_path),
+            "--name",
+            "local",
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = []
     for path in sorted((tmp_path / "local").rglob("*.parquet")):

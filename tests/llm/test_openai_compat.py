@@ -25,9 +25,9 @@ from envfactory.llm import (
     VLLMModel,
     build_chat_model,
     load_model_config,
+    openai_compat,
     parse_text_tool_calls,
 )
-from envfactory.llm import openai_compat
 
 USER = [{"role": "user", "content": "Find flight FL1"}]
 TOOLS = [
@@ -128,7 +128,12 @@ def test_tool_calls_are_parsed_and_tools_sent_in_function_format():
         sent = srv.chat_requests[0]
     assert r.finish_reason == "tool_calls"
     (call,) = r.tool_calls
-    assert (call.id, call.name, call.arguments, call.is_valid) == ("call_a", "get_flight", {"flight_id": "FL1"}, True)
+    assert (call.id, call.name, call.arguments, call.is_valid) == (
+        "call_a",
+        "get_flight",
+        {"flight_id": "FL1"},
+        True,
+    )
     assert sent["tools"][0] == {"type": "function", "function": TOOLS[0]}
     assert sent["tool_choice"] == {"type": "function", "function": {"name": "get_flight"}}
 
@@ -246,11 +251,14 @@ def test_unusable_200_reply_is_a_model_error():
     assert model.ledger.summary().failed == 1
 
 
-@pytest.mark.parametrize("body", [
-    {"choices": [{"message": {"content": "x"}}], "usage": ["not", "a", "dict"]},
-    {"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": "many"}},
-    {"choices": [{"message": {"role": "robot", "content": "x"}}]},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"choices": [{"message": {"content": "x"}}], "usage": ["not", "a", "dict"]},
+        {"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": "many"}},
+        {"choices": [{"message": {"role": "robot", "content": "x"}}]},
+    ],
+)
 def test_a_reply_with_malformed_fields_is_a_model_error_not_a_crash(body):
     transport = httpx.MockTransport(lambda req: httpx.Response(200, json=body))
     model = OpenAICompatModel("http://test/v1", "m", transport=transport)
@@ -298,12 +306,17 @@ def test_async_batch_respects_concurrency_keeps_order_and_returns_failures_as_da
         peak = srv.max_in_flight
     assert peak == 3
     assert isinstance(results[3], ModelError) and "cannot answer q3" in str(results[3])
-    assert [r.content for i, r in enumerate(results) if i != 3] == [f"answer to q{i}" for i in range(8) if i != 3]
+    assert [r.content for i, r in enumerate(results) if i != 3] == [
+        f"answer to q{i}" for i in range(8) if i != 3
+    ]
     assert model.ledger.summary().calls == 8
 
 
 def test_sync_batch_is_bounded_too():
-    with ScriptedOpenAIServer(fallback=Delay(0.1, then=lambda req: "ok")) as srv, make(srv, concurrency=2) as model:
+    with (
+        ScriptedOpenAIServer(fallback=Delay(0.1, then=lambda req: "ok")) as srv,
+        make(srv, concurrency=2) as model,
+    ):
         results = model.batch([USER] * 5)
         assert srv.max_in_flight == 2
     assert [r.content for r in results] == ["ok"] * 5

@@ -18,7 +18,6 @@ from envfactory.llm.scripted import (
     count_tokens_roughly,
 )
 
-
 # One client for the module: building one per request (TLS context included) is slow.
 http = httpx.Client(timeout=5)
 
@@ -116,7 +115,10 @@ def test_requests_are_recorded_for_assertions():
         http.post(f"{srv.base_url}/embeddings", json={})
         recorded = srv.requests
         bodies = srv.chat_requests
-    assert [(r.method, r.path) for r in recorded] == [("POST", "/v1/chat/completions"), ("POST", "/v1/embeddings")]
+    assert [(r.method, r.path) for r in recorded] == [
+        ("POST", "/v1/chat/completions"),
+        ("POST", "/v1/embeddings"),
+    ]
     assert bodies[0]["seed"] == 3 and bodies[0]["messages"][0]["content"] == "hello"
     assert recorded[0].headers["Content-Type"] == "application/json"
 

@@ -18,11 +18,20 @@ def gold_completion(row: dict[str, Any], environment) -> list[dict[str, Any]]:
     env.reset()
     out: list[dict[str, Any]] = []
     for i, c in enumerate(env.task.reward.gold_calls):
-        out.append({"role": "assistant", "content": "", "tool_calls": [
-            {"type": "function", "function": {"name": c["tool"], "arguments": c.get("args") or {}}}]})
+        out.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": c["tool"], "arguments": c.get("args") or {}}}
+                ],
+            }
+        )
         msg = env.call_tool(c["tool"], c.get("args") or {}, f"g{i}")
         out.append({"role": "tool", "name": c["tool"], "content": msg["content"]})
-    final = [m["content"] for m in row["messages"] if m["role"] == "assistant" and not m.get("tool_calls")][-1]
+    final = [m["content"] for m in row["messages"] if m["role"] == "assistant" and not m.get("tool_calls")][
+        -1
+    ]
     out.append({"role": "assistant", "content": final})
     env.close()
     return out
@@ -37,31 +46,56 @@ def tiny_model_and_tokenizer(texts: list[str], *, vocab: int = 1200, seed: int =
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=SPECIAL,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab,
+        special_tokens=SPECIAL,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tk.train_from_iterator(texts, trainer=trainer)
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                  additional_special_tokens=["<|im_start|>"])
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=["<|im_start|>"],
+    )
     tok.add_tokens(TOOL_TOKENS)  # plain added tokens: decoding keeps them, so TRL can parse the tool calls
     tok.chat_template = qwen2_5_chat_template
     tok.padding_side = "left"
     torch.manual_seed(seed)
-    cfg = Qwen2Config(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=16384,
-                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, tie_word_embeddings=True)
+    cfg = Qwen2Config(
+        vocab_size=len(tok),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=16384,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        tie_word_embeddings=True,
+    )
     model = Qwen2ForCausalLM(cfg)
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
     return model, tok
 
 
-def warm_up(model, tok, conversations: list[tuple[list[dict], list[dict], list[Any]]], *, steps: int = 40,
-            lr: float = 3e-3) -> list[float]:
+def warm_up(
+    model,
+    tok,
+    conversations: list[tuple[list[dict], list[dict], list[Any]]],
+    *,
+    steps: int = 40,
+    lr: float = 3e-3,
+) -> list[float]:
     """A few plain next-token steps on (prompt, gold completion, tools), so sampling sometimes succeeds."""
     import torch
 
     def ids_of(msgs, tools, gen):
-        x = tok.apply_chat_template(msgs, tools=tools, tokenize=True, return_dict=False, add_generation_prompt=gen)
+        x = tok.apply_chat_template(
+            msgs, tools=tools, tokenize=True, return_dict=False, add_generation_prompt=gen
+        )
         return list(x["input_ids"] if isinstance(x, dict) else x)
 
     pairs = []
@@ -71,7 +105,7 @@ def warm_up(model, tok, conversations: list[tuple[list[dict], list[dict], list[A
         labels = [-100] * len(prev)
         for k in range(len(c)):
             cur = ids_of(p + c[: k + 1], t, False)
-            seg = cur[len(prev):]
+            seg = cur[len(prev) :]
             labels += seg if c[k]["role"] == "assistant" else [-100] * len(seg)
             prev = cur
         pairs.append((prev, labels))
@@ -97,5 +131,7 @@ def corpus(conversations) -> list[str]:
     tpl = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
     tpl.filters["tojson"] = lambda v, **kw: json.dumps(v, ensure_ascii=False)
     t = tpl.from_string(qwen2_5_chat_template)
-    return [t.render(messages=p + c, tools=[get_json_schema(m) for m in tools], add_generation_prompt=False)
-            for p, c, tools in conversations]
+    return [
+        t.render(messages=p + c, tools=[get_json_schema(m) for m in tools], add_generation_prompt=False)
+        for p, c, tools in conversations
+    ]

@@ -35,8 +35,11 @@ def test_synth_writes_one_bundle_per_environment_and_push_ships_it(ds):
     rows = rl.load_rows(ds)
     assert {r["initial_state_hash"] for r in rows} == {info["template_state_hash"]}
     shipped = {f for f, _ in list_upload_files(ds)}
-    assert {"envs/travel/trip_desk/env.yaml", "envs/travel/trip_desk/bundle.json",
-            "envs/travel/trip_desk/template.db.gz"} <= shipped
+    assert {
+        "envs/travel/trip_desk/env.yaml",
+        "envs/travel/trip_desk/bundle.json",
+        "envs/travel/trip_desk/template.db.gz",
+    } <= shipped
 
 
 def test_a_damaged_template_or_spec_is_refused(ds, tmp_path):

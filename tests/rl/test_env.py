@@ -68,12 +68,24 @@ def test_tool_calls_run_on_the_session_and_errors_are_tool_messages(ds, rows):
     env = rl.make(rows[0], source=ds)
     env.reset()
     before = env.state_hash()
-    msg = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "a1", "type": "function", "function": {"name": "get_airport", "arguments": json.dumps({"code": "ZZZ"})}},
-        {"id": "a2", "type": "function", "function": {"name": "get_airport", "arguments": "{not json"}},
-        {"id": "a3", "type": "function", "function": {"name": "launch_rocket", "arguments": "{}"}},
-        {"id": "a4", "type": "function", "function": {"name": "search_flights", "arguments": {"limit": 1}}},
-    ]}
+    msg = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "a1",
+                "type": "function",
+                "function": {"name": "get_airport", "arguments": json.dumps({"code": "ZZZ"})},
+            },
+            {"id": "a2", "type": "function", "function": {"name": "get_airport", "arguments": "{not json"}},
+            {"id": "a3", "type": "function", "function": {"name": "launch_rocket", "arguments": "{}"}},
+            {
+                "id": "a4",
+                "type": "function",
+                "function": {"name": "search_flights", "arguments": {"limit": 1}},
+            },
+        ],
+    }
     obs, reward, done, info = env.step(msg)
     out = obs["messages"]
     assert [m["tool_call_id"] for m in out] == ["a1", "a2", "a3", "a4"] and not done and reward == 0.0
@@ -103,7 +115,10 @@ def test_turn_limit_ends_the_episode_as_truncated(ds, rows):
     row = dict(rows[0], turn_limit=2)
     env = rl.make(row, source=ds)
     env.reset()
-    call = {"role": "assistant", "tool_calls": [{"id": "q", "function": {"name": "search_flights", "arguments": "{}"}}]}
+    call = {
+        "role": "assistant",
+        "tool_calls": [{"id": "q", "function": {"name": "search_flights", "arguments": "{}"}}],
+    }
     assert env.step(call)[2] is False
     _, reward, done, info = env.step(call)
     assert done and info["truncated"] and reward == 0.0
@@ -135,7 +150,11 @@ def test_batch_compiles_each_environment_once_and_steps_together(ds, rows):
 
 def test_parse_assistant_message_shapes():
     assert rl.parse_assistant_message("hi") == ("hi", [])
-    text, calls = rl.parse_assistant_message({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
-                                              "tool_calls": [{"name": "f", "arguments": {"x": 1}}, "junk"]})
+    text, calls = rl.parse_assistant_message(
+        {
+            "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+            "tool_calls": [{"name": "f", "arguments": {"x": 1}}, "junk"],
+        }
+    )
     assert text == "ab" and calls[0].name == "f" and calls[0].arguments == {"x": 1}
     assert calls[1].parse_error

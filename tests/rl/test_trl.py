@@ -65,8 +65,11 @@ def test_tool_methods_render_as_the_tools_json_schemas(ds):
     for tool in environment.spec.tools:
         got = get_json_schema(getattr(inst, tool.name))
         fn = got["function"] if "function" in got else got
-        ours = next(t for t in rl.make(rl.load_rows(ds)[0], environment=environment).tools
-                    if t["function"]["name"] == tool.name)["function"]
+        ours = next(
+            t
+            for t in rl.make(rl.load_rows(ds)[0], environment=environment).tools
+            if t["function"]["name"] == tool.name
+        )["function"]
         assert fn["name"] == tool.name
         assert set(fn["parameters"]["properties"]) == set(ours["parameters"]["properties"])
         assert set(fn["parameters"].get("required", [])) == set(ours["parameters"].get("required", []))
@@ -80,7 +83,9 @@ def test_trl_prompt_states_every_fact_the_user_holds(rows):
         text = trl_prompt(r)[-1]["content"]
         task = rl.task_from_row(r)
         for v in {**task.persona.known_facts, **task.persona.hidden_facts}.values():
-            assert str(v).lower().replace(",", "") in text.lower().replace(",", "") or isinstance(v, (bool, float))
+            assert str(v).lower().replace(",", "") in text.lower().replace(",", "") or isinstance(
+                v, (bool, float)
+            )
 
 
 def test_reward_replays_a_completion_without_an_environment(ds, rows):
@@ -88,8 +93,10 @@ def test_reward_replays_a_completion_without_an_environment(ds, rows):
     sub = rows[:4]
     gold = [gold_completion(r, environment) for r in sub]
     noop = [[{"role": "assistant", "content": "Done."}] for _ in sub]
-    cols = {k: [json.loads(json.dumps(r.get(k))) for r in sub] for k in ("id", "domain", "env", "reward_spec", "user",
-                                                                          "initial_state", "tools", "turn_limit")}
+    cols = {
+        k: [json.loads(json.dumps(r.get(k))) for r in sub]
+        for k in ("id", "domain", "env", "reward_spec", "user", "initial_state", "tools", "turn_limit")
+    }
     fn = reward_function(rl.EnvironmentSource(ds))
     assert fn(prompts=[None] * 4, completions=gold, **cols) == [1.0] * 4
     assert fn(prompts=[None] * 4, completions=noop, **cols) == [0.0] * 4
@@ -99,11 +106,25 @@ def test_grpo_trainer_takes_the_environments_and_the_reward(ds, rows, tmp_path):
     from trl import GRPOConfig, GRPOTrainer
 
     environment, sub, factories, _, model, tok = _setup(ds, rows)
-    args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=2,
-                      num_generations=2, max_completion_length=16, report_to=[], use_cpu=True,
-                      save_strategy="no", logging_steps=1)
-    trainer = GRPOTrainer(model=model, args=args, train_dataset=trl_dataset(sub), processing_class=tok,
-                          environment_factory=factories, reward_funcs=[envfactory_reward])
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"),
+        max_steps=1,
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=16,
+        report_to=[],
+        use_cpu=True,
+        save_strategy="no",
+        logging_steps=1,
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        args=args,
+        train_dataset=trl_dataset(sub),
+        processing_class=tok,
+        environment_factory=factories,
+        reward_funcs=[envfactory_reward],
+    )
     (env_id,) = factories
     names = {t.__name__ for t in trainer._env_tools[env_id]}
     assert names == {c["tool"] for r in sub for c in rl.task_from_row(r).reward.gold_calls}
@@ -153,18 +174,41 @@ def _two_grpo_steps(ds, rows, tmp_path):
 
     shaped = reward_function(shaped=True)
     # each step: the 4 tasks, 4 samples each (GRPO learns only from groups whose rewards differ)
-    args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=2, per_device_train_batch_size=16,
-                      num_generations=4, max_completion_length=384, learning_rate=1e-3, report_to=[],
-                      use_cpu=True, save_strategy="no", logging_steps=1, temperature=1.0, seed=0, beta=0.0)
-    trainer = GRPOTrainer(model=model, args=args, train_dataset=data, processing_class=tok,
-                          environment_factory=factories, reward_funcs=[recorded, shaped])
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"),
+        max_steps=2,
+        per_device_train_batch_size=16,
+        num_generations=4,
+        max_completion_length=384,
+        learning_rate=1e-3,
+        report_to=[],
+        use_cpu=True,
+        save_strategy="no",
+        logging_steps=1,
+        temperature=1.0,
+        seed=0,
+        beta=0.0,
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        args=args,
+        train_dataset=data,
+        processing_class=tok,
+        environment_factory=factories,
+        reward_funcs=[recorded, shaped],
+    )
     before = [p.detach().clone() for p in model.parameters()]
     trainer.train()
     assert trainer.state.global_step == 2 and len(seen) == 2
     changed = sum(not torch.equal(a, b.detach()) for a, b in zip(before, model.parameters()))
     assert changed > 0
     logged = [h for h in trainer.state.log_history if "reward" in h]
-    print("envfactory rewards per step:", seen, "logged:", [(h.get("reward"), h.get("reward_std")) for h in logged])
+    print(
+        "envfactory rewards per step:",
+        seen,
+        "logged:",
+        [(h.get("reward"), h.get("reward_std")) for h in logged],
+    )
     assert any(float(h.get("tools/call_frequency", 0)) > 0 for h in logged)  # TRL ran the model's tool calls
     flat = [x for s in seen for x in s]
     assert len(set(flat)) > 1 or any(h.get("reward_std", 0) > 0 for h in logged)

@@ -24,7 +24,7 @@ from ._data import TRIP_DESK
 
 REPO = Path(__file__).resolve().parents[2]
 
-SCRIPT = r'''
+SCRIPT = r"""
 import json, sys
 import envfactory, envfactory.rl as rl
 
@@ -48,7 +48,7 @@ for row in rows:
         _, reward, done, _ = env.step("Done.")
     out["noop"].append(reward)
 print(json.dumps(out))
-'''
+"""
 
 
 def _isolation() -> list[str]:
@@ -76,29 +76,55 @@ def test_wheel_and_dataset_folder_reset_replay_and_score_20_rl_rows(tmp_path):
     shutil.rmtree(data / ".synth")
 
     src = tmp_path / "src"  # build from a copy: pip would leave build/ and *.egg-info in the checkout
-    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(".git", "domains", "tests", "resources", "eval",
-                                                             "trajectories", "__pycache__", "*.egg-info", "build"))
+    shutil.copytree(
+        REPO,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            "domains",
+            "tests",
+            "resources",
+            "eval",
+            "trajectories",
+            "__pycache__",
+            "*.egg-info",
+            "build",
+        ),
+    )
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", *_isolation(), "-q",
-                    "-w", str(wheels)], check=True, timeout=600)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", *_isolation(), "-q", "-w", str(wheels)],
+        check=True,
+        timeout=600,
+    )
     (wheel,) = wheels.glob("envfactory-*.whl")
 
     home = tmp_path / "venv"
     venv.create(home, with_pip=True)
     py = home / "bin" / "python"
-    purelib = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  capture_output=True, text=True, check=True).stdout.strip())
+    purelib = Path(
+        subprocess.run(
+            [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     # dependencies from this interpreter's site-packages: a plain path line, so its .pth files
     # (the checkout's editable install among them) are not processed
     (purelib / "_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], check=True,
-                   timeout=600)
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        check=True,
+        timeout=600,
+    )
 
     empty = tmp_path / "elsewhere"
     empty.mkdir()
     env = {"PATH": "/usr/bin:/bin", "ENVFACTORY_ROOT": str(empty), "HOME": str(empty), "HF_HUB_OFFLINE": "1"}
-    run = subprocess.run([str(py), "-c", SCRIPT, str(data)], cwd=empty, env=env, capture_output=True, text=True,
-                         timeout=600)
+    run = subprocess.run(
+        [str(py), "-c", SCRIPT, str(data)], cwd=empty, env=env, capture_output=True, text=True, timeout=600
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert Path(out["module"]).is_relative_to(home), out["module"]

@@ -40,9 +40,11 @@ def test_a_first_write_copies_and_stays_private(small_env):
 def test_lazy_and_eager_sessions_agree_on_hash_diff_and_snapshot(small_env):
     lazy, eager = small_env.new_session(), small_env.new_session()
     eager.conn  # noqa: B018 - copy at once, as every session did before
-    calls = [("search_products", {"max_price": 100.0}),
-             ("place_order", {"customer_id": "CU00002", "product_id": "PR00003", "quantity": 1}),
-             ("update_customer", {"customer_id": "CU00002", "vip": True})]
+    calls = [
+        ("search_products", {"max_price": 100.0}),
+        ("place_order", {"customer_id": "CU00002", "product_id": "PR00003", "quantity": 1}),
+        ("update_customer", {"customer_id": "CU00002", "vip": True}),
+    ]
     for tool, args in calls:
         assert lazy.try_call(tool, args) == eager.try_call(tool, args)
         assert lazy.state_hash() == eager.state_hash()
@@ -120,7 +122,13 @@ def test_ten_thousand_idle_sessions_fit_in_far_less_than_a_copy_each(tmp_path):
             s.call("get_flight", {{"flight_id": f"FL{{i % 500 + 1:05d}}"}})
         print("ok", len(sessions), len({{s.state_hash() for s in sessions}}))
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["ok", "10000", "1"]

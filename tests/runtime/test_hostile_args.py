@@ -15,20 +15,27 @@ from envfactory.spec import MAX_IN_ITEMS, tool_input_schema
 from ..conftest import REPO
 
 
-@pytest.mark.parametrize("tool, args, arg", [
-    ("search_products", {"max_price": float("nan")}, "max_price"),
-    ("search_products", {"max_price": float("inf")}, "max_price"),
-    ("search_products", {"max_price": -math.inf}, "max_price"),
-    ("search_products", {"max_price": json.loads("1e309")}, "max_price"),
-    ("search_products", {"max_price": 10**400}, "max_price"),
-    ("search_products", {"offset": 2**64}, "offset"),
-    ("place_order", {"customer_id": "CU00001", "product_id": "PR00001", "quantity": 2**64}, "quantity"),
-    ("place_order", {"customer_id": "CU00001", "product_id": "PR00001", "quantity": -(2**63) - 1}, "quantity"),
-    ("create_customer", {"name": "Ada \ud800", "email": "ada@example.com"}, "name"),
-    ("search_products", {"ids": ["PR00001", "\udfff"]}, "ids"),
-    ("create_customer", {"name": "x" * (65 << 20), "email": "ada@example.com"}, "name"),
-    ("search_products", {"title": "x" * (2 << 20)}, "title"),
-])
+@pytest.mark.parametrize(
+    "tool, args, arg",
+    [
+        ("search_products", {"max_price": float("nan")}, "max_price"),
+        ("search_products", {"max_price": float("inf")}, "max_price"),
+        ("search_products", {"max_price": -math.inf}, "max_price"),
+        ("search_products", {"max_price": json.loads("1e309")}, "max_price"),
+        ("search_products", {"max_price": 10**400}, "max_price"),
+        ("search_products", {"offset": 2**64}, "offset"),
+        ("place_order", {"customer_id": "CU00001", "product_id": "PR00001", "quantity": 2**64}, "quantity"),
+        (
+            "place_order",
+            {"customer_id": "CU00001", "product_id": "PR00001", "quantity": -(2**63) - 1},
+            "quantity",
+        ),
+        ("create_customer", {"name": "Ada \ud800", "email": "ada@example.com"}, "name"),
+        ("search_products", {"ids": ["PR00001", "\udfff"]}, "ids"),
+        ("create_customer", {"name": "x" * (65 << 20), "email": "ada@example.com"}, "name"),
+        ("search_products", {"title": "x" * (2 << 20)}, "title"),
+    ],
+)
 def test_non_finite_huge_or_unencodable_values_are_argument_errors(small_env, tool, args, arg):
     s = small_env.new_session()
     before = s.state_hash()
@@ -49,16 +56,25 @@ def test_call_json_prints_valid_json_for_hostile_numbers():
     from envfactory.cli import app
 
     runner = CliRunner()
-    for args in ('{"flight_id": "FL00001", "traveler_id": "TR00001", "passengers": 18446744073709551616}',
-                 '{"max_price": NaN}', '{"max_price": 1e309}', '{"max_price": -Infinity}'):
+    for args in (
+        '{"flight_id": "FL00001", "traveler_id": "TR00001", "passengers": 18446744073709551616}',
+        '{"max_price": NaN}',
+        '{"max_price": 1e309}',
+        '{"max_price": -Infinity}',
+    ):
         tool = "create_booking" if "passengers" in args else "search_flights"
-        r = runner.invoke(app, ["call", tool, "--domain", "travel", "--env", "trip_desk", "--args", args, "--json"],
-                          catch_exceptions=False, env={"ENVFACTORY_ROOT": str(REPO)})
+        r = runner.invoke(
+            app,
+            ["call", tool, "--domain", "travel", "--env", "trip_desk", "--args", args, "--json"],
+            catch_exceptions=False,
+            env={"ENVFACTORY_ROOT": str(REPO)},
+        )
         out = json.loads(r.output, parse_constant=lambda c: pytest.fail(f"{c} in --json output"))
         assert r.exit_code == 1 and out["ok"] is False and out["error"] == "invalid_argument", r.output
 
 
 # ---- #1: in-lists ----------------------------------------------------------------------------
+
 
 def test_in_lists_are_bounded_and_the_schema_says_so(small_env):
     s = small_env.new_session()

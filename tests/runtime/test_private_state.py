@@ -39,15 +39,24 @@ def test_no_module_outside_runtime_touches_runtime_internals():
 
 def test_the_scan_sees_an_attribute_an_import_a_getattr_and_an_override(tmp_path):
     src = tmp_path / "levels.py"
-    src.write_text("from ..runtime.session import _MOD\nx = env._entities\ny = getattr(env, '_template_seq')\n"
-                   "class M:\n    def _scan(self):\n        pass\n")
-    assert sorted(u.split(" ")[1] for u in _private_uses(src, tmp_path)) == ["_MOD", "_entities", "_scan", "_template_seq"]
+    src.write_text(
+        "from ..runtime.session import _MOD\nx = env._entities\ny = getattr(env, '_template_seq')\n"
+        "class M:\n    def _scan(self):\n        pass\n"
+    )
+    assert sorted(u.split(" ")[1] for u in _private_uses(src, tmp_path)) == [
+        "_MOD",
+        "_entities",
+        "_scan",
+        "_template_seq",
+    ]
 
 
 def test_snapshot_with_hashes_like_a_rescan_of_the_same_change(small_env):
     env = small_env
     with env.new_session() as s:
-        (key, _), (other_key, other_email) = s.query('SELECT customer_id, email FROM customer ORDER BY customer_id LIMIT 2')
+        (key, _), (other_key, other_email) = s.query(
+            "SELECT customer_id, email FROM customer ORDER BY customer_id LIMIT 2"
+        )
         s.conn.execute("UPDATE customer SET name = ? WHERE customer_id = ?", ("Changed Name", key))
         rescanned = env.snapshot_from_bytes(s.conn.serialize())
     snap = env.snapshot_with([("customer", key, "name", "Changed Name")])

@@ -14,51 +14,88 @@ from envfactory.spec import parse_spec
 CLOCK = "2026-06-01T09:00:00"
 
 SPEC = {
-    "name": "stays", "domain": "test", "clock": CLOCK,
+    "name": "stays",
+    "domain": "test",
+    "clock": CLOCK,
     "entities": [
-        {"name": "guest", "primary_key": "guest_id", "fields": [
-            {"name": "guest_id", "type": "string"},
-            {"name": "name", "type": "string"},
-            {"name": "email", "type": "string", "unique": True},
-            {"name": "birth_date", "type": "date"},
-            {"name": "home_airport", "type": "string", "role": "airport_code"},
-            {"name": "created_at", "type": "datetime"},
-            {"name": "updated_at", "type": "datetime"},
-        ]},
-        {"name": "hotel", "primary_key": "hotel_id", "fields": [
-            {"name": "hotel_id", "type": "string"},
-            {"name": "name", "type": "string"},
-            {"name": "category", "type": "string"},
-            {"name": "description", "type": "string"},
-            {"name": "address", "type": "object"},
-            {"name": "tags", "type": "array"},
-            {"name": "chain_code", "type": "string", "role": "code", "pattern": "??-###"},
-        ]},
-        {"name": "stay", "primary_key": "stay_id", "fields": [
-            {"name": "stay_id", "type": "string"},
-            {"name": "guest_id", "type": "string", "ref": "guest"},
-            {"name": "hotel_id", "type": "string", "ref": "hotel"},
-            {"name": "check_in", "type": "datetime"},
-            {"name": "check_out", "type": "datetime"},
-            {"name": "status", "type": "enum", "enum": ["booked", "completed", "cancelled"]},
-            {"name": "guests", "type": "integer"},
-            {"name": "quantity", "type": "integer"},
-            {"name": "unit_price", "type": "number"},
-            {"name": "line_total", "type": "number"},
-            {"name": "total", "type": "string"},
-            {"name": "payment_date", "type": "string"},
-            {"name": "merchant_id", "type": "string"},
-            {"name": "note", "type": "string"},
-            {"name": "cancelled_at", "type": "datetime", "nullable": True},
-        ]},
+        {
+            "name": "guest",
+            "primary_key": "guest_id",
+            "fields": [
+                {"name": "guest_id", "type": "string"},
+                {"name": "name", "type": "string"},
+                {"name": "email", "type": "string", "unique": True},
+                {"name": "birth_date", "type": "date"},
+                {"name": "home_airport", "type": "string", "role": "airport_code"},
+                {"name": "created_at", "type": "datetime"},
+                {"name": "updated_at", "type": "datetime"},
+            ],
+        },
+        {
+            "name": "hotel",
+            "primary_key": "hotel_id",
+            "fields": [
+                {"name": "hotel_id", "type": "string"},
+                {"name": "name", "type": "string"},
+                {"name": "category", "type": "string"},
+                {"name": "description", "type": "string"},
+                {"name": "address", "type": "object"},
+                {"name": "tags", "type": "array"},
+                {"name": "chain_code", "type": "string", "role": "code", "pattern": "??-###"},
+            ],
+        },
+        {
+            "name": "stay",
+            "primary_key": "stay_id",
+            "fields": [
+                {"name": "stay_id", "type": "string"},
+                {"name": "guest_id", "type": "string", "ref": "guest"},
+                {"name": "hotel_id", "type": "string", "ref": "hotel"},
+                {"name": "check_in", "type": "datetime"},
+                {"name": "check_out", "type": "datetime"},
+                {"name": "status", "type": "enum", "enum": ["booked", "completed", "cancelled"]},
+                {"name": "guests", "type": "integer"},
+                {"name": "quantity", "type": "integer"},
+                {"name": "unit_price", "type": "number"},
+                {"name": "line_total", "type": "number"},
+                {"name": "total", "type": "string"},
+                {"name": "payment_date", "type": "string"},
+                {"name": "merchant_id", "type": "string"},
+                {"name": "note", "type": "string"},
+                {"name": "cancelled_at", "type": "datetime", "nullable": True},
+            ],
+        },
     ],
-    "tools": [{"name": "get_stay", "kind": "get", "entity": "stay", "description": "Get a stay.",
-               "params": [{"name": "stay_id", "type": "string", "required": True, "key": True, "field": "stay_id"}]}],
-    "seed": {"seed": 3, "entities": {"guest": {"rows": 300}, "hotel": {"rows": 80}, "stay": {"rows": 600, "fields": {
-        # explicit generators that break the constraints: the seeder still keeps them
-        "check_out": {"kind": "datetime", "start": "2026-01-01T00:00:00", "end": "2026-12-31T00:00:00"},
-        "guests": {"kind": "int", "min": 1, "max": 999},
-    }}}},
+    "tools": [
+        {
+            "name": "get_stay",
+            "kind": "get",
+            "entity": "stay",
+            "description": "Get a stay.",
+            "params": [
+                {"name": "stay_id", "type": "string", "required": True, "key": True, "field": "stay_id"}
+            ],
+        }
+    ],
+    "seed": {
+        "seed": 3,
+        "entities": {
+            "guest": {"rows": 300},
+            "hotel": {"rows": 80},
+            "stay": {
+                "rows": 600,
+                "fields": {
+                    # explicit generators that break the constraints: the seeder still keeps them
+                    "check_out": {
+                        "kind": "datetime",
+                        "start": "2026-01-01T00:00:00",
+                        "end": "2026-12-31T00:00:00",
+                    },
+                    "guests": {"kind": "int", "min": 1, "max": 999},
+                },
+            },
+        },
+    },
 }
 
 
@@ -75,8 +112,10 @@ def _decoded(spec, rows):
     ent_rows = {}
     for ent in spec.entities:
         objs = {f.name for f in ent.fields if f.type.value in ("object", "array")}
-        ent_rows[ent.name] = [{k: (json.loads(v) if k in objs and isinstance(v, str) else v) for k, v in r.items()}
-                              for r in rows[ent.name]]
+        ent_rows[ent.name] = [
+            {k: (json.loads(v) if k in objs and isinstance(v, str) else v) for k, v in r.items()}
+            for r in rows[ent.name]
+        ]
     return ent_rows
 
 
@@ -168,9 +207,15 @@ def test_a_past_date_after_a_late_timestamp_on_the_clock_day_moves_the_stamp_bac
     from envfactory.runtime.constraints import apply_constraints
     from envfactory.spec import EntitySpec
 
-    ent = EntitySpec(name="transaction", primary_key="id", fields=[
-        {"name": "id", "type": "string"}, {"name": "created_at", "type": "datetime"},
-        {"name": "posted_date", "type": "date"}])
+    ent = EntitySpec(
+        name="transaction",
+        primary_key="id",
+        fields=[
+            {"name": "id", "type": "string"},
+            {"name": "created_at", "type": "datetime"},
+            {"name": "posted_date", "type": "date"},
+        ],
+    )
     row = {"id": "T1", "created_at": "2026-06-01T08:00:00", "posted_date": "2026-05-01"}
     clock = dt.datetime.fromisoformat(CLOCK)
     apply_constraints(ent, [row], clock, 0)
@@ -180,7 +225,9 @@ def test_a_past_date_after_a_late_timestamp_on_the_clock_day_moves_the_stamp_bac
 
 def test_an_explicit_empty_object_or_array_is_seeded_with_parts():
     spec = copy.deepcopy(SPEC)
-    spec["seed"]["entities"]["hotel"]["fields"] = {"tags": {"kind": "const", "value": []},
-                                                   "address": {"kind": "const", "value": {}}}
+    spec["seed"]["entities"]["hotel"]["fields"] = {
+        "tags": {"kind": "const", "value": []},
+        "address": {"kind": "const", "value": {}},
+    }
     rows = _decoded(parse_spec(spec), _rows(parse_spec(spec)))
     assert all(r["tags"] and r["address"] for r in rows["hotel"])

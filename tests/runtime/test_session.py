@@ -20,7 +20,9 @@ def _placed_order(s):
 
 
 def _stocked_product(s, qty=1):
-    return s.query("SELECT product_id FROM product WHERE stock >= ? ORDER BY product_id LIMIT 1", (qty,))[0][0]
+    return s.query("SELECT product_id FROM product WHERE stock >= ? ORDER BY product_id LIMIT 1", (qty,))[0][
+        0
+    ]
 
 
 def test_same_seed_gives_byte_identical_template_and_hash(small_spec):
@@ -33,8 +35,10 @@ def test_same_seed_gives_byte_identical_template_and_hash(small_spec):
 def test_different_seed_gives_different_state(small_spec):
     other = small_spec.model_copy(deep=True)
     other.seed.seed = 99
-    assert Environment.from_spec(small_spec).new_session().state_hash() != \
-        Environment.from_spec(other).new_session().state_hash()
+    assert (
+        Environment.from_spec(small_spec).new_session().state_hash()
+        != Environment.from_spec(other).new_session().state_hash()
+    )
 
 
 def test_seed_rows_are_referentially_intact(small_env):
@@ -75,12 +79,25 @@ def test_equal_states_have_equal_hashes_whatever_the_path(small_env):
         ("search_products", {"max_price": "cheap"}, ArgumentError, "'max_price' must be a number"),
         ("search_products", {"sort_by": "colour"}, ArgumentError, "must be one of [price, title]"),
         ("search_products", {"limit": 0}, ArgumentError, "'limit' must be >= 1"),
-        ("place_order", {"customer_id": "CU00001", "product_id": "PR00001", "quantity": 0}, ArgumentError, ">= 1"),
+        (
+            "place_order",
+            {"customer_id": "CU00001", "product_id": "PR00001", "quantity": 0},
+            ArgumentError,
+            ">= 1",
+        ),
         ("get_customer", {"customer_id": "CU99999"}, NotFoundError, 'customer "CU99999" not found'),
-        ("place_order", {"customer_id": "CU99999", "product_id": "PR00001", "quantity": 1}, NotFoundError,
-         "argument 'customer_id'"),
-        ("place_order", {"customer_id": "CU00001", "product_id": "PR00001", "quantity": 10_000}, PreconditionError,
-         "not enough stock"),
+        (
+            "place_order",
+            {"customer_id": "CU99999", "product_id": "PR00001", "quantity": 1},
+            NotFoundError,
+            "argument 'customer_id'",
+        ),
+        (
+            "place_order",
+            {"customer_id": "CU00001", "product_id": "PR00001", "quantity": 10_000},
+            PreconditionError,
+            "not enough stock",
+        ),
     ],
 )
 def test_each_error_names_tool_and_argument_and_keeps_state(small_env, tool, args, error, needle):
@@ -140,15 +157,19 @@ def test_diff_on_update_has_old_and_new(small_env):
     old = s.get_row("customer", cid)["email"]
     s.call("update_customer", {"customer_id": cid, "email": "changed@example.org"})
     d = s.diff()
-    assert d.changed == {"customer": [{"key": cid, "fields": {"email": {"old": old, "new": "changed@example.org"}}}]}
+    assert d.changed == {
+        "customer": [{"key": cid, "fields": {"email": {"old": old, "new": "changed@example.org"}}}]
+    }
 
 
 def test_diff_on_delete(small_env):
     s = small_env.new_session()
     made = s.call("create_customer", {"name": "Gone", "email": "gone@example.org"})
     s2 = small_env.new_session()
-    cid = s2.query("SELECT customer_id FROM customer WHERE customer_id NOT IN "
-                   "(SELECT customer_id FROM \"order\") ORDER BY customer_id LIMIT 1")[0][0]
+    cid = s2.query(
+        "SELECT customer_id FROM customer WHERE customer_id NOT IN "
+        '(SELECT customer_id FROM "order") ORDER BY customer_id LIMIT 1'
+    )[0][0]
     row = s2.get_row("customer", cid)
     out = s2.call("delete_customer", {"customer_id": cid})
     assert out == {"deleted": True, "customer_id": cid}
@@ -186,7 +207,9 @@ def test_list_filters_sort_and_paging(small_env):
     page2 = s.call("search_products", {"offset": 5, "limit": 5})
     assert [p["product_id"] for p in page2["items"]] == [p["product_id"] for p in allp["items"][5:10]]
     desc = s.call("search_products", {"sort_by": "price", "sort_order": "desc", "limit": 3})
-    assert [p["price"] for p in desc["items"]] == sorted([p["price"] for p in allp["items"]], reverse=True)[:3]
+    assert [p["price"] for p in desc["items"]] == sorted([p["price"] for p in allp["items"]], reverse=True)[
+        :3
+    ]
     some = [p["product_id"] for p in allp["items"][:3]]
     got = s.call("search_products", {"ids": some, "limit": 100})
     assert sorted(p["product_id"] for p in got["items"]) == sorted(some)
@@ -242,12 +265,15 @@ def test_travel_booking_flow(trip_desk_env):
         s.call("pay_booking", {"booking_id": b["booking_id"], "method": "card"})
 
 
-@pytest.mark.parametrize("gen", [
-    {"kind": "faker", "provider": "seed_instance"},
-    {"kind": "faker", "provider": "_Generator__config"},
-    {"kind": "pattern", "pattern": "{{add_provider}}"},
-    {"kind": "faker", "provider": "no_such_provider"},
-])
+@pytest.mark.parametrize(
+    "gen",
+    [
+        {"kind": "faker", "provider": "seed_instance"},
+        {"kind": "faker", "provider": "_Generator__config"},
+        {"kind": "pattern", "pattern": "{{add_provider}}"},
+        {"kind": "faker", "provider": "no_such_provider"},
+    ],
+)
 def test_seed_recipe_cannot_name_non_provider_methods(small_spec, gen):
     from envfactory.errors import SpecError
     from envfactory.spec import GeneratorSpec
@@ -260,7 +286,9 @@ def test_seed_recipe_cannot_name_non_provider_methods(small_spec, gen):
 def test_pattern_expands_provider_tokens(small_spec):
     from envfactory.spec import GeneratorSpec
 
-    small_spec.seed.entities["customer"].fields["name"] = GeneratorSpec(kind="pattern", pattern="{{last_name}} & Co ##")
+    small_spec.seed.entities["customer"].fields["name"] = GeneratorSpec(
+        kind="pattern", pattern="{{last_name}} & Co ##"
+    )
     s = Environment.from_spec(small_spec).new_session()
     names = [r[0] for r in s.query("SELECT name FROM customer")]
     assert all("{{" not in n and " & Co " in n and n[-2:].isdigit() for n in names)
@@ -269,11 +297,19 @@ def test_pattern_expands_provider_tokens(small_spec):
 def test_action_writing_a_reference_checks_it_exists(small_spec):
     from envfactory.spec import Effect, ParamSpec, ToolKind, ToolSpec
 
-    small_spec.tools.append(ToolSpec(
-        name="reassign_order", kind=ToolKind.action, entity="order", description="Give an order to another customer.",
-        params=[ParamSpec(name="order_id", type="string", required=True, key=True, field="order_id"),
-                ParamSpec(name="new_customer_id", type="string", required=True)],
-        effects=[Effect(field="customer_id", param="new_customer_id")]))
+    small_spec.tools.append(
+        ToolSpec(
+            name="reassign_order",
+            kind=ToolKind.action,
+            entity="order",
+            description="Give an order to another customer.",
+            params=[
+                ParamSpec(name="order_id", type="string", required=True, key=True, field="order_id"),
+                ParamSpec(name="new_customer_id", type="string", required=True),
+            ],
+            effects=[Effect(field="customer_id", param="new_customer_id")],
+        )
+    )
     s = Environment.from_spec(small_spec).new_session()
     oid = _placed_order(s)
     before = s.state_hash()
@@ -298,7 +334,9 @@ def test_template_cache_write_failure_leaves_no_temporary_file(small_spec, tmp_p
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("value", ["2026-W01-1", "2026-06-01 09:00", "20260601", "2026-13-01T09:00:00", "tomorrow"])
+@pytest.mark.parametrize(
+    "value", ["2026-W01-1", "2026-06-01 09:00", "20260601", "2026-13-01T09:00:00", "tomorrow"]
+)
 def test_datetime_arguments_must_have_the_documented_shape(trip_desk_env, value):
     s = trip_desk_env.new_session()
     with pytest.raises(ArgumentError, match="'departure_after' must be a date-time"):
@@ -326,18 +364,55 @@ def test_query_is_read_only_even_for_with_statements(small_env):
 def test_row_referencing_itself_can_be_deleted_but_not_a_referenced_parent():
     from envfactory.spec import parse_spec
 
-    spec = parse_spec({
-        "name": "tree", "domain": "test",
-        "entities": [{"name": "node", "primary_key": "node_id", "fields": [
-            {"name": "node_id", "type": "string"},
-            {"name": "parent_id", "type": "string", "ref": "node", "nullable": True}]}],
-        "tools": [
-            {"name": "create_node", "kind": "create", "entity": "node", "description": "Add a node.",
-             "params": [{"name": "node_id", "type": "string", "required": True, "key": True, "field": "node_id"},
-                        {"name": "parent_id", "type": "string", "field": "parent_id"}]},
-            {"name": "delete_node", "kind": "delete", "entity": "node", "description": "Remove a node.",
-             "params": [{"name": "node_id", "type": "string", "required": True, "key": True, "field": "node_id"}]}],
-    })
+    spec = parse_spec(
+        {
+            "name": "tree",
+            "domain": "test",
+            "entities": [
+                {
+                    "name": "node",
+                    "primary_key": "node_id",
+                    "fields": [
+                        {"name": "node_id", "type": "string"},
+                        {"name": "parent_id", "type": "string", "ref": "node", "nullable": True},
+                    ],
+                }
+            ],
+            "tools": [
+                {
+                    "name": "create_node",
+                    "kind": "create",
+                    "entity": "node",
+                    "description": "Add a node.",
+                    "params": [
+                        {
+                            "name": "node_id",
+                            "type": "string",
+                            "required": True,
+                            "key": True,
+                            "field": "node_id",
+                        },
+                        {"name": "parent_id", "type": "string", "field": "parent_id"},
+                    ],
+                },
+                {
+                    "name": "delete_node",
+                    "kind": "delete",
+                    "entity": "node",
+                    "description": "Remove a node.",
+                    "params": [
+                        {
+                            "name": "node_id",
+                            "type": "string",
+                            "required": True,
+                            "key": True,
+                            "field": "node_id",
+                        }
+                    ],
+                },
+            ],
+        }
+    )
     s = Environment.from_spec(spec).new_session()
     s.call("create_node", {"node_id": "root"})
     s.call("create_node", {"node_id": "child", "parent_id": "root"})
@@ -351,10 +426,16 @@ def test_row_referencing_itself_can_be_deleted_but_not_a_referenced_parent():
 
 def test_a_create_refused_by_a_precondition_names_the_referenced_row_not_a_null_key(trip_desk_env):
     with trip_desk_env.new_session() as s:
-        cancelled = s.query("SELECT flight_id FROM flight WHERE status = 'cancelled' ORDER BY flight_id LIMIT 1")[0][0]
+        cancelled = s.query(
+            "SELECT flight_id FROM flight WHERE status = 'cancelled' ORDER BY flight_id LIMIT 1"
+        )[0][0]
         before = s.state_hash()
-        out = s.try_call("create_booking", {"traveler_id": "TR00001", "flight_id": cancelled, "passengers": 1})
+        out = s.try_call(
+            "create_booking", {"traveler_id": "TR00001", "flight_id": cancelled, "passengers": 1}
+        )
         assert out["error"] == "precondition_failed"
-        assert out["message"].startswith(f'create_booking: cannot create booking with flight_id "{cancelled}": ')
+        assert out["message"].startswith(
+            f'create_booking: cannot create booking with flight_id "{cancelled}": '
+        )
         assert "null" not in out["message"]
         assert s.state_hash() == before

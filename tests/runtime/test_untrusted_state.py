@@ -23,21 +23,28 @@ def _edit(data: bytes, *sql: str) -> bytes:
 
 
 def test_a_state_with_a_trigger_is_refused_and_runs_nothing(small_env):
-    bad = _edit(small_env.template,
-                'CREATE TRIGGER wipe AFTER UPDATE ON customer BEGIN DELETE FROM "order"; END')
+    bad = _edit(
+        small_env.template, 'CREATE TRIGGER wipe AFTER UPDATE ON customer BEGIN DELETE FROM "order"; END'
+    )
     with pytest.raises(StateError, match="schema differs.*trigger wipe"):
         small_env.snapshot_from_bytes(bad)
 
 
 def test_a_state_with_a_recursive_trigger_is_refused_before_any_call(small_env):
-    bad = _edit(small_env.template,
-                "CREATE TRIGGER loop AFTER UPDATE ON product BEGIN UPDATE product SET stock = stock + 1; END")
+    bad = _edit(
+        small_env.template,
+        "CREATE TRIGGER loop AFTER UPDATE ON product BEGIN UPDATE product SET stock = stock + 1; END",
+    )
     with pytest.raises(StateError, match="trigger loop"):
         small_env.snapshot_from_bytes(bad)
 
 
 def test_a_state_with_a_view_or_an_extra_table_is_refused(small_env):
-    for sql in ("CREATE VIEW v AS SELECT 1", "CREATE TABLE extra (x)", "CREATE INDEX ix_extra ON product (title)"):
+    for sql in (
+        "CREATE VIEW v AS SELECT 1",
+        "CREATE TABLE extra (x)",
+        "CREATE INDEX ix_extra ON product (title)",
+    ):
         with pytest.raises(StateError, match="schema differs"):
             small_env.snapshot_from_bytes(_edit(small_env.template, sql))
 
@@ -63,7 +70,7 @@ def test_a_missing_column_is_an_error_not_its_own_name(small_env):
 def test_damaged_or_foreign_bytes_are_a_state_error(small_env):
     data = bytearray(small_env.template)
     page = 4096
-    data[2 * page + 100: 3 * page] = b"\xff" * (page - 100)
+    data[2 * page + 100 : 3 * page] = b"\xff" * (page - 100)
     for bad in (bytes(data), b"not a database", b"SQLite format 3\x00" + b"\x00" * 50):
         with pytest.raises(StateError):
             small_env.snapshot_from_bytes(bad)
@@ -98,8 +105,11 @@ def test_the_check_is_bounded_in_time(trip_desk_env):
     # a deadline already past: the progress handler stops the check at its first tick
     with pytest.raises(StateError, match="took longer than"):
         # bytes never checked before (a state that passed once is not checked again)
-        open_state(trip_desk_env.spec, _edit(trip_desk_env.template, "UPDATE flight SET price = price + 1"),
-                   timeout_s=-1.0)
+        open_state(
+            trip_desk_env.spec,
+            _edit(trip_desk_env.template, "UPDATE flight SET price = price + 1"),
+            timeout_s=-1.0,
+        )
 
 
 def test_served_state_paths_go_through_the_same_check(small_env):

@@ -40,8 +40,17 @@ class LiveServer:
 def live_http(envs: list[Environment], config: ServeConfig) -> Iterator[LiveServer]:
     """uvicorn on 127.0.0.1, port 0, in a thread; stopped on exit."""
     app = build_http_app(envs, config)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="on",
-                                           access_log=False, timeout_graceful_shutdown=1))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=0,
+            log_level="error",
+            lifespan="on",
+            access_log=False,
+            timeout_graceful_shutdown=1,
+        )
+    )
     t = threading.Thread(target=server.run, daemon=True)
     t.start()
     deadline = time.monotonic() + 20

@@ -17,8 +17,16 @@ from envfactory.serve.fastpath import hold_sdk_session, sdk_session_transport
 from .conftest import http_client, live_http
 
 CTL = "control-secret"
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
 HDRS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -32,17 +40,17 @@ def _call(rid, name, arguments=None) -> dict:
 SCRIPT = [
     _call(2, "get_flight", {"flight_id": "FL00001"}),
     _call(3, "search_flights", {"limit": 3, "offset": 2}),
-    _call(4, "get_flight", {"flight_id": "FL9"}),                      # not_found
-    _call(5, "get_flight", {"flight_id": 123}),                        # invalid_argument
-    _call(6, "get_flight", {}),                                        # invalid_argument (missing)
-    _call(7, "no_such_tool", {"x": 1}),                                # unknown_tool
+    _call(4, "get_flight", {"flight_id": "FL9"}),  # not_found
+    _call(5, "get_flight", {"flight_id": 123}),  # invalid_argument
+    _call(6, "get_flight", {}),  # invalid_argument (missing)
+    _call(7, "no_such_tool", {"x": 1}),  # unknown_tool
     _call(8, "cancel_booking", {"booking_id": "BK00001"}),
-    _call(9, "cancel_booking", {"booking_id": "BK00001"}),             # precondition_failed
-    _call(10, "search_flights", {"origin": "x" * 600}),                # argument_too_large
+    _call(9, "cancel_booking", {"booking_id": "BK00001"}),  # precondition_failed
+    _call(10, "search_flights", {"origin": "x" * 600}),  # argument_too_large
     {"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"arguments": {}}},  # JSON-RPC -32602
-    _call("twelve", "get_flight", {"flight_id": "FL00002"}),           # a string id
+    _call("twelve", "get_flight", {"flight_id": "FL00002"}),  # a string id
     _call(13, "get_flight", {"flight_id": "FL00003"}),
-    _call(14, "get_flight", {"flight_id": "FL00004"}),                 # call_limit (7 calls reached the runtime)
+    _call(14, "get_flight", {"flight_id": "FL00004"}),  # call_limit (7 calls reached the runtime)
 ]
 
 
@@ -50,7 +58,10 @@ def _open(h: httpx2.Client, url: str, **extra: str) -> dict[str, str]:
     r = h.post(url, json=INIT, headers=extra)
     assert r.status_code == 200, r.text
     sh = {"mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
-    assert h.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=sh).status_code == 202
+    assert (
+        h.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=sh).status_code
+        == 202
+    )
     return sh
 
 
@@ -61,22 +72,32 @@ def _answers(base: str, url: str, monkeypatch) -> list[tuple[int, str, bool, byt
         sh = _open(h, url)
         for msg in SCRIPT:
             r = h.post(url, content=json.dumps(msg), headers=sh)
-            out.append((r.status_code, r.headers["content-type"], r.headers.get("mcp-session-id") == sh["mcp-session-id"],
-                        r.content))
+            out.append(
+                (
+                    r.status_code,
+                    r.headers["content-type"],
+                    r.headers.get("mcp-session-id") == sh["mcp-session-id"],
+                    r.content,
+                )
+            )
         # A bug in the environment (any exception) is an "internal" tool error; the state is unchanged.
         sh = _open(h, url)
 
         def broken(self, name, args):
             raise RuntimeError("boom")
+
         with monkeypatch.context() as m:
             m.setattr(Session, "call", broken)
             r = h.post(url, content=json.dumps(_call(20, "get_flight", {"flight_id": "FL00001"})), headers=sh)
         out.append((r.status_code, r.headers["content-type"], True, r.content))
         # A session attached from the control channel and closed there: a "session" error.
-        created = h.post(f"/control/{url.rsplit('/', 1)[1]}/sessions", json={},
-                         headers={"Authorization": f"Bearer {CTL}"}).json()
+        created = h.post(
+            f"/control/{url.rsplit('/', 1)[1]}/sessions", json={}, headers={"Authorization": f"Bearer {CTL}"}
+        ).json()
         sh = _open(h, url, **{SESSION_HEADER: created["session_id"]})
-        h.delete(f"/control/trip_desk/sessions/{created['session_id']}", headers={"Authorization": f"Bearer {CTL}"})
+        h.delete(
+            f"/control/trip_desk/sessions/{created['session_id']}", headers={"Authorization": f"Bearer {CTL}"}
+        )
         r = h.post(url, content=json.dumps(_call(21, "get_flight", {"flight_id": "FL00001"})), headers=sh)
         out.append((r.status_code, r.headers["content-type"], True, r.content))
     return out
@@ -84,18 +105,37 @@ def _answers(base: str, url: str, monkeypatch) -> list[tuple[int, str, bool, byt
 
 def test_fast_path_answers_byte_for_byte_like_the_sdk_path(env, monkeypatch):
     cfg = dict(control_token=CTL, max_calls_per_session=7, max_argument_bytes=256)
-    with live_http([env], ServeConfig(**cfg)) as fast, live_http([env], ServeConfig(**cfg, fast_path=False)) as sdk:
+    with (
+        live_http([env], ServeConfig(**cfg)) as fast,
+        live_http([env], ServeConfig(**cfg, fast_path=False)) as sdk,
+    ):
         got_fast = _answers(fast.base, fast.url(), monkeypatch)
         got_sdk = _answers(sdk.base, sdk.url(), monkeypatch)
         assert fast.app.state.fast_paths["trip_desk"].fast_calls == len(SCRIPT) + 2
         assert sdk.app.state.fast_paths == {}
     assert got_fast == got_sdk
     bodies = [json.loads(b) for *_, b in got_fast]
-    codes = [b["result"].get("_meta", {}).get("envfactory/error") if "result" in b else b["error"]["code"]
-             for b in bodies]
-    assert codes == [None, None, "not_found", "invalid_argument", "invalid_argument", "unknown_tool", None,
-                     "precondition_failed", "argument_too_large", -32602, None, None, "call_limit",
-                     "internal", "session"]
+    codes = [
+        b["result"].get("_meta", {}).get("envfactory/error") if "result" in b else b["error"]["code"]
+        for b in bodies
+    ]
+    assert codes == [
+        None,
+        None,
+        "not_found",
+        "invalid_argument",
+        "invalid_argument",
+        "unknown_tool",
+        None,
+        "precondition_failed",
+        "argument_too_large",
+        -32602,
+        None,
+        None,
+        "call_limit",
+        "internal",
+        "session",
+    ]
     assert bodies[0]["result"]["structuredContent"]["flight_id"] == "FL00001"
     assert bodies[10]["id"] == "twelve"
 
@@ -107,9 +147,17 @@ def test_everything_but_tools_call_on_a_live_session_stays_on_the_sdk_path(env):
         call = _call(5, "get_flight", {"flight_id": "FL00001"})
         with httpx2.Client(base_url=srv.base, headers=HDRS) as h:
             sh = _open(h, url)
-            assert "tools" in h.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=sh).json()["result"]
-            assert h.post(url, json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=sh).json()["result"] == {}
-            assert h.post(url, json=call).status_code == 400                            # no session id
+            assert (
+                "tools"
+                in h.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=sh).json()[
+                    "result"
+                ]
+            )
+            assert (
+                h.post(url, json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=sh).json()["result"]
+                == {}
+            )
+            assert h.post(url, json=call).status_code == 400  # no session id
             assert h.post(url, json=call, headers={**sh, "mcp-session-id": "nope"}).status_code == 404
             assert h.post(url, json=call, headers={**sh, "Host": "evil.example"}).status_code == 421
             assert h.post(url, json=call, headers={**sh, "Origin": "http://evil.example"}).status_code == 403
@@ -118,10 +166,13 @@ def test_everything_but_tools_call_on_a_live_session_stays_on_the_sdk_path(env):
             big = _call(6, "get_flight", {"flight_id": "x" * 4096})
             assert h.post(url, json=big, headers=sh).status_code == 413
             assert fp.fast_calls == 0
-            assert h.post(url, json=call, headers=sh).json()["result"]["structuredContent"]["flight_id"] == "FL00001"
+            assert (
+                h.post(url, json=call, headers=sh).json()["result"]["structuredContent"]["flight_id"]
+                == "FL00001"
+            )
             assert fp.fast_calls == 1
             assert h.delete(url, headers=sh).status_code == 200
-            assert h.post(url, json=call, headers=sh).status_code == 404                # the SDK says it is gone
+            assert h.post(url, json=call, headers=sh).status_code == 404  # the SDK says it is gone
             assert fp.fast_calls == 1
 
 
@@ -130,12 +181,18 @@ def test_official_sdk_client_calls_take_the_fast_path(env):
     from mcp.client.streamable_http import streamable_http_client
 
     with live_http([env], ServeConfig()) as srv:
+
         async def go():
-            async with http_client() as http, Client(streamable_http_client(srv.url(), http_client=http),
-                                                     cache=None) as c:
-                r = await c.call_tool("get_flight", {"flight_id": "FL00001"})  # output schema validated client-side
+            async with (
+                http_client() as http,
+                Client(streamable_http_client(srv.url(), http_client=http), cache=None) as c,
+            ):
+                r = await c.call_tool(
+                    "get_flight", {"flight_id": "FL00001"}
+                )  # output schema validated client-side
                 bad = await c.call_tool("get_flight", {"flight_id": "FL9"})
                 return r.structured_content["flight_id"], bad.is_error
+
         assert anyio.run(go) == ("FL00001", True)
         assert srv.app.state.fast_paths["trip_desk"].fast_calls == 2
 
@@ -151,6 +208,7 @@ def test_fast_calls_keep_the_session_alive_and_it_still_expires_when_idle(env):
                 for _ in range(9):
                     await anyio.sleep(0.2)
                     assert h.post(url, json=call, headers=sh).status_code == 200
+
             anyio.run(busy)
             assert srv.app.state.fast_paths["trip_desk"].fast_calls == 9
 
@@ -158,6 +216,7 @@ def test_fast_calls_keep_the_session_alive_and_it_still_expires_when_idle(env):
                 with anyio.fail_after(10):
                     while srv.pool().open_count:
                         await anyio.sleep(0.05)
+
             anyio.run(idle)
             assert h.post(url, json=call, headers=sh).status_code == 404
 
@@ -169,7 +228,9 @@ def test_the_sdk_internals_the_fast_path_relies_on_are_still_there(env):
         fp = srv.app.state.fast_paths["trip_desk"]
         with httpx2.Client(base_url=srv.base, headers=HDRS) as h:
             sid = _open(h, srv.url())["mcp-session-id"]
-            assert isinstance(fp.manager._server_instances, dict) and isinstance(fp.manager._session_owners, dict)
+            assert isinstance(fp.manager._server_instances, dict) and isinstance(
+                fp.manager._session_owners, dict
+            )
             transport = sdk_session_transport(fp.manager, sid, {"type": "http"})
             assert isinstance(transport, StreamableHTTPServerTransport) and transport.mcp_session_id == sid
             assert sdk_session_transport(fp.manager, "unknown", {"type": "http"}) is None
@@ -183,6 +244,7 @@ def test_the_sdk_internals_the_fast_path_relies_on_are_still_there(env):
             with anyio.fail_after(10):
                 while fp.server.fast_runner(sid) is not None:
                     await anyio.sleep(0.02)
+
         anyio.run(gone)  # the connection's exit stack unregisters it
 
 
@@ -197,6 +259,7 @@ def test_hold_counts_a_request_in_flight_like_the_transport_does():
                 assert t._requests_in_flight == 1 and idle.deadline == math.inf
             assert t._requests_in_flight == 0 and anyio.current_time() < idle.deadline < math.inf
             await t.terminate()
+
     anyio.run(go)
 
 
@@ -219,7 +282,9 @@ def test_a_chunked_body_over_the_limit_is_refused_by_the_sdk(env):
 class _Without:
     """An SDK object as a later release might have it: everything forwarded except ``missing``."""
 
-    def __init__(self, obj, missing: str, wrap_values_of: str | None = None, value_missing: str | None = None):
+    def __init__(
+        self, obj, missing: str, wrap_values_of: str | None = None, value_missing: str | None = None
+    ):
         self._obj, self._missing = obj, missing
         self._wrap_values_of, self._value_missing = wrap_values_of, value_missing
 
@@ -232,8 +297,12 @@ class _Without:
         return value
 
 
-@pytest.mark.parametrize("where, name", [("manager", "_session_owners"), ("transport", "_requests_in_flight")])
-def test_fast_path_falls_back_to_the_sdk_when_the_sdk_state_it_reads_is_gone(env, monkeypatch, caplog, where, name):
+@pytest.mark.parametrize(
+    "where, name", [("manager", "_session_owners"), ("transport", "_requests_in_flight")]
+)
+def test_fast_path_falls_back_to_the_sdk_when_the_sdk_state_it_reads_is_gone(
+    env, monkeypatch, caplog, where, name
+):
     import logging
 
     from envfactory.serve import fastpath, http
@@ -241,8 +310,11 @@ def test_fast_path_falls_back_to_the_sdk_when_the_sdk_state_it_reads_is_gone(env
     real = fastpath.ToolCallFastPath
 
     def with_changed_sdk(sdk_app, manager, *args):
-        changed = (_Without(manager, name) if where == "manager" else
-                   _Without(manager, "", wrap_values_of="_server_instances", value_missing=name))
+        changed = (
+            _Without(manager, name)
+            if where == "manager"
+            else _Without(manager, "", wrap_values_of="_server_instances", value_missing=name)
+        )
         return real(sdk_app, changed, *args)
 
     monkeypatch.setattr(fastpath, "ToolCallFastPath", with_changed_sdk)
@@ -254,9 +326,14 @@ def test_fast_path_falls_back_to_the_sdk_when_the_sdk_state_it_reads_is_gone(env
         with httpx2.Client(base_url=srv.base, headers=HDRS) as h:
             sh = _open(h, srv.url())
             for i in range(3):
-                r = h.post(srv.url(), content=json.dumps(_call(10 + i, "get_flight", {"flight_id": "FL00001"})),
-                           headers=sh)
-                assert r.status_code == 200 and r.json()["result"]["structuredContent"]["flight_id"] == "FL00001"
+                r = h.post(
+                    srv.url(),
+                    content=json.dumps(_call(10 + i, "get_flight", {"flight_id": "FL00001"})),
+                    headers=sh,
+                )
+                assert (
+                    r.status_code == 200 and r.json()["result"]["structuredContent"]["flight_id"] == "FL00001"
+                )
     assert fp.fast_calls == 0
     assert fp.disabled is not None and name in fp.disabled
     warnings = [rec.getMessage() for rec in caplog.records if "fast path off" in rec.getMessage()]
@@ -264,8 +341,9 @@ def test_fast_path_falls_back_to_the_sdk_when_the_sdk_state_it_reads_is_gone(env
 
 
 def test_the_fast_path_is_on_with_the_sdk_it_was_written_for(env):
-    from envfactory.serve.fastpath import MANAGER_STATE, RUNNER_API, TRANSPORT_STATE, missing_sdk_state
     from mcp.server.runner import ServerRunner
+
+    from envfactory.serve.fastpath import MANAGER_STATE, RUNNER_API, TRANSPORT_STATE, missing_sdk_state
 
     assert missing_sdk_state(ServerRunner, RUNNER_API) == []
     with live_http([env], ServeConfig()) as srv:

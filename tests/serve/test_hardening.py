@@ -15,11 +15,22 @@ from .conftest import http_client, live_http
 
 CTL = "control-secret"
 HDRS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
 MODERN = "2026-07-28"
-META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"}}
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -32,29 +43,54 @@ def _rules() -> HostRules:
     return HostRules(*ServeConfig().host_patterns())
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1:8000@evil.com", "localhost:evil", "localhost:8000.evil.com",
-                                  "evil.com", "127.0.0.1.evil.com:80", "localhost:80/x", "", "localhost:",
-                                  "[::1]:80@evil.com", "localhost:123456"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1:8000@evil.com",
+        "localhost:evil",
+        "localhost:8000.evil.com",
+        "evil.com",
+        "127.0.0.1.evil.com:80",
+        "localhost:80/x",
+        "",
+        "localhost:",
+        "[::1]:80@evil.com",
+        "localhost:123456",
+    ],
+)
 def test_a_host_that_only_starts_like_an_allowed_one_is_refused(host):
     assert not _rules().host_ok(host)
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1:8000", "localhost:1", "LOCALHOST:8000", "[::1]:8000", "127.0.0.1",
-                                  "localhost"])
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1:8000", "localhost:1", "LOCALHOST:8000", "[::1]:8000", "127.0.0.1", "localhost"]
+)
 def test_loopback_hosts_are_accepted(host):
     assert _rules().host_ok(host)
 
 
-@pytest.mark.parametrize("origin", ["http://localhost:8000.evil.com", "http://127.0.0.1:8000@evil.com",
-                                    "http://localhost:evil", "http://localhost:8000/x", "null", "evil.com",
-                                    "ftp://localhost:8000", "http://evil.com"])
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://localhost:8000.evil.com",
+        "http://127.0.0.1:8000@evil.com",
+        "http://localhost:evil",
+        "http://localhost:8000/x",
+        "null",
+        "evil.com",
+        "ftp://localhost:8000",
+        "http://evil.com",
+    ],
+)
 def test_an_origin_that_only_starts_like_an_allowed_one_is_refused(origin):
     assert not _rules().origin_ok(origin)
 
 
 def test_allowed_host_patterns_match_name_and_port_exactly():
     rules = HostRules(["myhost:8000", "other:*"], ["https://myhost:8000"])
-    assert rules.host_ok("myhost:8000") and rules.host_ok("other:9") and rules.origin_ok("https://myhost:8000")
+    assert (
+        rules.host_ok("myhost:8000") and rules.host_ok("other:9") and rules.origin_ok("https://myhost:8000")
+    )
     assert not rules.host_ok("myhost:80001") and not rules.host_ok("myhost:800")
     assert not rules.host_ok("other") and not rules.origin_ok("http://myhost:8000")
 
@@ -70,7 +106,10 @@ def test_live_server_refuses_lookalike_hosts_and_origins_on_every_route(live):
         assert r.status_code == 403
         assert h.get("/healthz", headers={"Host": "evil.example"}).status_code == 421
         assert h.get("/healthz").json() == {"status": "ok"}
-        assert h.post("/mcp/trip_desk", json=INIT, headers={"Origin": f"http://localhost:{port}"}).status_code == 200
+        assert (
+            h.post("/mcp/trip_desk", json=INIT, headers={"Origin": f"http://localhost:{port}"}).status_code
+            == 200
+        )
 
 
 @pytest.mark.parametrize("bad_id", [{}, 1.5, None, True, [1]])
@@ -79,8 +118,12 @@ def test_a_request_whose_id_is_not_a_string_or_integer_gets_an_invalid_request_e
         r = h.post("/mcp/trip_desk", json=INIT)
         sh = {"Mcp-Session-Id": r.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18"}
         h.post("/mcp/trip_desk", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=sh)
-        call = {"jsonrpc": "2.0", "id": bad_id, "method": "tools/call",
-                "params": {"name": "cancel_booking", "arguments": {"booking_id": "BK00003"}}}
+        call = {
+            "jsonrpc": "2.0",
+            "id": bad_id,
+            "method": "tools/call",
+            "params": {"name": "cancel_booking", "arguments": {"booking_id": "BK00003"}},
+        }
         r = h.post("/mcp/trip_desk", json=call, headers=sh)
         assert r.status_code == 400
         assert r.json()["id"] is None and r.json()["error"]["code"] == -32600
@@ -94,10 +137,22 @@ def test_a_request_whose_id_is_not_a_string_or_integer_gets_an_invalid_request_e
 
 def _header_call(h: httpx2.Client, sid: str, booking: str) -> httpx2.Response:
     """A 2026-era tools/call with no handshake, naming a control session in the session header."""
-    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": "cancel_booking", "arguments": {"booking_id": booking}, "_meta": META}}
-    return h.post("/mcp/trip_desk", json=body, headers={SESSION_HEADER: sid, "Mcp-Protocol-Version": MODERN,
-                                                         "Mcp-Method": "tools/call", "Mcp-Name": "cancel_booking"})
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "cancel_booking", "arguments": {"booking_id": booking}, "_meta": META},
+    }
+    return h.post(
+        "/mcp/trip_desk",
+        json=body,
+        headers={
+            SESSION_HEADER: sid,
+            "Mcp-Protocol-Version": MODERN,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "cancel_booking",
+        },
+    )
 
 
 def test_a_session_header_call_without_handshake_reports_the_write_it_applied(live):
@@ -122,12 +177,15 @@ def test_a_session_held_by_one_mcp_connection_takes_no_header_calls_from_another
             from mcp import Client
             from mcp.client.streamable_http import streamable_http_client
 
-            async with http_client(**{SESSION_HEADER: sid}) as http, \
-                    Client(streamable_http_client(live.url(), http_client=http), cache=None) as c:
+            async with (
+                http_client(**{SESSION_HEADER: sid}) as http,
+                Client(streamable_http_client(live.url(), http_client=http), cache=None) as c,
+            ):
                 assert not (await c.call_tool("get_booking", {"booking_id": "BK00001"})).is_error
                 other = await anyio.to_thread.run_sync(_header_call, h, sid, "BK00004")
                 result = other.json()["result"]
                 assert result["isError"] and "held by another MCP connection" in result["content"][0]["text"]
+
         anyio.run(agent_holds_it)
         st = h.get(f"/control/trip_desk/sessions/{sid}/state", headers=auth).json()
         assert st["calls"] == 1 and st["diff"]["changed"] == {}  # the second client wrote nothing
@@ -152,7 +210,9 @@ def test_the_memory_budget_refuses_new_sessions_and_keeps_serving_open_ones(env)
 def test_the_session_cap_holds_over_all_environments_of_a_server(env):
     budget = SessionBudget(max_sessions=3)
     a = SessionPool(env, budget=budget)
-    b = SessionPool(Environment(env.spec.model_copy(update={"name": "trip_desk_b"}), env.template), budget=budget)
+    b = SessionPool(
+        Environment(env.spec.model_copy(update={"name": "trip_desk_b"}), env.template), budget=budget
+    )
     a.open(), a.open(), b.open()
     with pytest.raises(SessionLimitError, match="limit of 3 open sessions over all its environments"):
         b.open()

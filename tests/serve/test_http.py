@@ -18,8 +18,16 @@ from .conftest import http_client, live_http
 
 CTL = "control-secret"
 TOK = "mcp-secret"
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
 HDRS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -47,12 +55,14 @@ def test_initialize_list_and_call_over_http(live):
             assert r.is_error and "not found" in r.content[0].text
             r = await c.call_tool("get_flight", {"flight_id": "FL00001"})
             return r.structured_content["flight_id"]
+
     assert run(go) == "FL00001"
 
     async def freed():  # DELETE on close frees it; the server's connection teardown may finish just after
         with anyio.fail_after(10):
             while live.pool().open_count:
                 await anyio.sleep(0.02)
+
     run(freed)
 
 
@@ -60,6 +70,7 @@ def test_agents_tool_list_has_no_control_tools(live):
     async def go():
         async with http_client() as http, mcp(live.url(), http) as c:
             return {t.name for t in (await c.list_tools()).tools}
+
     names = run(go)
     assert not any("control" in n or "state" in n or "snapshot" in n or "hash" in n for n in names)
 
@@ -67,8 +78,13 @@ def test_agents_tool_list_has_no_control_tools(live):
 def test_control_requires_its_token(live):
     with httpx2.Client(base_url=live.base) as h:
         assert h.post("/control/trip_desk/sessions").status_code == 401
-        assert h.get("/control/trip_desk/sessions", headers={"Authorization": "Bearer wrong"}).status_code == 401
-        assert h.get("/control/trip_desk/sessions", headers={"Authorization": f"Bearer {CTL}"}).status_code == 200
+        assert (
+            h.get("/control/trip_desk/sessions", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        )
+        assert (
+            h.get("/control/trip_desk/sessions", headers={"Authorization": f"Bearer {CTL}"}).status_code
+            == 200
+        )
 
 
 def test_control_session_from_a_snapshot_attach_and_read_hash_and_diff(live, env):
@@ -90,6 +106,7 @@ def test_control_session_from_a_snapshot_attach_and_read_hash_and_diff(live, env
                 assert seen.structured_content["status"] == "cancelled"
                 r = await c.call_tool("cancel_booking", {"booking_id": "BK00002"})
                 assert not r.is_error, r.content[0].text
+
         run(agent)
 
         st = h.get(f"/control/trip_desk/sessions/{sid}/state").json()
@@ -146,6 +163,7 @@ def test_bearer_token_and_host_checks(env):
         async def go():
             async with http_client(TOK) as http, mcp(srv.url(), http) as c:
                 return (await c.call_tool("get_flight", {"flight_id": "FL00001"})).is_error
+
         assert run(go) is False
 
 
@@ -164,8 +182,12 @@ def test_malformed_oversized_unknown_and_abrupt_requests_never_crash_or_leak(liv
         h.post("/mcp/trip_desk", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=sh)
         r = h.post("/mcp/trip_desk", json={"jsonrpc": "2.0", "id": 2, "method": "no/such"}, headers=sh)
         assert r.json()["error"]["code"] == -32601
-        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                "params": {"name": "get_flight", "arguments": {"flight_id": "FL00001"}}}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "get_flight", "arguments": {"flight_id": "FL00001"}},
+        }
         r = h.post("/mcp/trip_desk", json=call, headers=sh)
         assert r.json()["result"]["structuredContent"]["flight_id"] == "FL00001"
         assert h.delete("/mcp/trip_desk", headers=sh).status_code == 200
@@ -174,11 +196,13 @@ def test_malformed_oversized_unknown_and_abrupt_requests_never_crash_or_leak(liv
         with anyio.fail_after(10):
             while pool.open_count:
                 await anyio.sleep(0.01)
+
     run(settled)
 
     async def still_serves():
         async with http_client() as http, mcp(live.url(), http) as c:
             return (await c.call_tool("get_flight", {"flight_id": "FL00001"})).is_error
+
     assert run(still_serves) is False
 
 
@@ -194,6 +218,7 @@ def test_http_session_cap_and_idle_expiry(env):
                 with anyio.fail_after(10):
                     while srv.pool().open_count:
                         await anyio.sleep(0.05)
+
             run(expired)
             assert h.post("/mcp/trip_desk", json=INIT).status_code == 200
 
@@ -202,12 +227,18 @@ def test_each_environment_of_a_domain_at_its_own_path(env):
     spec_b = env.spec.model_copy(update={"name": "trip_desk_b"})
     env_b = Environment(spec_b, env.template)
     with live_http([env, env_b], ServeConfig()) as srv:
+
         async def go():
             async with http_client() as http:
                 async with mcp(srv.url("trip_desk"), http) as a, mcp(srv.url("trip_desk_b"), http) as b:
                     await a.call_tool("cancel_booking", {"booking_id": "BK00001"})
                     r = await b.call_tool("get_booking", {"booking_id": "BK00001"})
-                    return r.structured_content["status"], srv.pool("trip_desk").open_count, srv.pool("trip_desk_b").open_count
+                    return (
+                        r.structured_content["status"],
+                        srv.pool("trip_desk").open_count,
+                        srv.pool("trip_desk_b").open_count,
+                    )
+
         assert run(go) == ("confirmed", 1, 1)
 
 
@@ -225,6 +256,7 @@ def test_abrupt_disconnects_are_freed_by_idle_expiry(env):
             with anyio.fail_after(10):
                 while srv.pool().open_count:
                     await anyio.sleep(0.05)
+
         run(go)
 
 
@@ -256,9 +288,27 @@ def test_serve_port_0_prints_the_port_it_bound(tmp_path):
 
     from .conftest import REPO
 
-    proc = subprocess.Popen([sys.executable, "-m", "envfactory", "serve", "--domain", "travel", "--env", "trip_desk",
-                             "--transport", "http", "--port", "0"], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "ENVFACTORY_ROOT": str(REPO)})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "envfactory",
+            "serve",
+            "--domain",
+            "travel",
+            "--env",
+            "trip_desk",
+            "--transport",
+            "http",
+            "--port",
+            "0",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "ENVFACTORY_ROOT": str(REPO)},
+    )
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()
     try:

@@ -30,8 +30,13 @@ def _inspector() -> list[str]:
     if not (NODE.exists() and INSPECTOR.exists()) and not _INSTALL_TRIED:
         # Install on demand (npm registry only), once per test session, so that the plain
         # test command runs this test on a fresh machine too.
-        p = subprocess.run(["bash", str(REPO / "scripts" / "install_inspector.sh")], capture_output=True, text=True,
-                           timeout=600, env={**os.environ, "ENVFACTORY_NODE_CACHE": str(CACHE)})
+        p = subprocess.run(
+            ["bash", str(REPO / "scripts" / "install_inspector.sh")],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "ENVFACTORY_NODE_CACHE": str(CACHE)},
+        )
         _INSTALL_TRIED.append(p.stderr[-2000:] if p.returncode else "")
     if not (NODE.exists() and INSPECTOR.exists()):
         why = (_INSTALL_TRIED or [""])[0]
@@ -42,11 +47,27 @@ def _inspector() -> list[str]:
 
 
 def run_inspector(*args: str) -> dict:
-    server = [sys.executable, "-m", "envfactory", "serve", "--domain", "travel", "--env", "trip_desk",
-              "--transport", "stdio"]
+    server = [
+        sys.executable,
+        "-m",
+        "envfactory",
+        "serve",
+        "--domain",
+        "travel",
+        "--env",
+        "trip_desk",
+        "--transport",
+        "stdio",
+    ]
     env = {**os.environ, "ENVFACTORY_ROOT": str(REPO), "PATH": f"{NODE.parent}:{os.environ.get('PATH', '')}"}
-    p = subprocess.run([*_inspector(), "--cli", *server, *args], capture_output=True, text=True, timeout=90,
-                       cwd=REPO, env=env)
+    p = subprocess.run(
+        [*_inspector(), "--cli", *server, *args],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=REPO,
+        env=env,
+    )
     assert p.returncode == 0, p.stderr[-3000:] + p.stdout[-3000:]
     return json.loads(p.stdout)
 
@@ -60,7 +81,9 @@ def test_inspector_lists_tools():
 
 
 def test_inspector_calls_a_tool():
-    out = run_inspector("--method", "tools/call", "--tool-name", "get_flight", "--tool-arg", "flight_id=FL00001")
+    out = run_inspector(
+        "--method", "tools/call", "--tool-name", "get_flight", "--tool-arg", "flight_id=FL00001"
+    )
     assert out.get("isError") in (None, False)
     assert out["structuredContent"]["flight_id"] == "FL00001"
     bad = run_inspector("--method", "tools/call", "--tool-name", "get_flight", "--tool-arg", "flight_id=FL9")

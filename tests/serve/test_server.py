@@ -43,7 +43,9 @@ async def test_list_tools_has_schemas_and_annotations_from_the_spec(env):
     assert tools["search_flights"].input_schema == tool_input_schema(spec_tool)
     out = tool_output_schema(env.spec, spec_tool)
     assert tools["search_flights"].output_schema["properties"].keys() == out["properties"].keys()
-    dep = tools["search_flights"].output_schema["properties"]["items"]["items"]["properties"]["departure_time"]
+    dep = tools["search_flights"].output_schema["properties"]["items"]["items"]["properties"][
+        "departure_time"
+    ]
     assert "format" not in dep and dep["pattern"]  # naive local datetimes pass strict validators
     assert tools["get_flight"].annotations.read_only_hint is True
     assert tools["search_flights"].annotations.read_only_hint is True
@@ -82,7 +84,9 @@ async def test_call_returns_structured_content_and_json_text(env):
         ("cancel_booking", {"booking_id": "BK00004"}, "precondition_failed", 'status is "cancelled"'),
     ],
 )
-async def test_runtime_errors_come_back_as_tool_errors_with_the_runtime_message(env, tool, args, code, needle):
+async def test_runtime_errors_come_back_as_tool_errors_with_the_runtime_message(
+    env, tool, args, code, needle
+):
     server = build_mcp_server(env, config=ServeConfig())
     async with client(server) as c:
         r = await c.call_tool(tool, args)
@@ -129,7 +133,9 @@ async def test_session_cap_refuses_a_new_session_clearly(env):
             async with client(server):
                 pass
         errors = leaves(ei.value)
-        assert any(isinstance(e, MCPError) and "limit of 2 open sessions" in e.message for e in errors), errors
+        assert any(isinstance(e, MCPError) and "limit of 2 open sessions" in e.message for e in errors), (
+            errors
+        )
         assert server.pool.open_count == 2
     assert server.pool.open_count == 0
     async with client(server) as c:  # room again
@@ -190,7 +196,9 @@ async def test_opening_and_dropping_1000_sessions_frees_them_all(env):
     # A leak of the session (a copy of the template) would grow RSS by that much per session.
     per_session = len(env.template)
     assert end - mid < 100 * per_session, f"RSS grew {(end - mid) / 2**20:.1f} MiB over 500 dropped sessions"
-    assert end - base < 200 * per_session, f"RSS grew {(end - base) / 2**20:.1f} MiB over 1000 dropped sessions"
+    assert end - base < 200 * per_session, (
+        f"RSS grew {(end - base) / 2**20:.1f} MiB over 1000 dropped sessions"
+    )
 
 
 @pytest.mark.parametrize("levels, needle", [("1,x", "comma-separated"), ("0,8", "at least 1")])

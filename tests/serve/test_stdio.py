@@ -18,7 +18,18 @@ from .conftest import REPO
 def server_params(*extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "envfactory", "serve", "--domain", "travel", "--env", "trip_desk", "--transport", "stdio", *extra],
+        args=[
+            "-m",
+            "envfactory",
+            "serve",
+            "--domain",
+            "travel",
+            "--env",
+            "trip_desk",
+            "--transport",
+            "stdio",
+            *extra,
+        ],
         env={**os.environ, "ENVFACTORY_ROOT": str(REPO)},
         cwd=str(REPO),
     )
@@ -43,11 +54,14 @@ def test_stdio_server_lists_and_calls_tools_with_isolated_state():
         async with Client(server_params(), mode="legacy", cache=None) as c:  # a new process, a fresh state
             r = await c.call_tool("get_booking", {"booking_id": "BK00001"})
             assert r.structured_content["status"] == "confirmed"
+
     anyio.run(go)
 
 
 def test_print_config_gives_stdio_command_mcp_json_and_urls():
-    res = CliRunner().invoke(app, ["serve", "--domain", "travel", "--print-config", "--port", "8123", "--token", "t0k"])
+    res = CliRunner().invoke(
+        app, ["serve", "--domain", "travel", "--print-config", "--port", "8123", "--token", "t0k"]
+    )
     assert res.exit_code == 0, res.output
     out = res.output
     assert "serve --domain travel --env trip_desk --transport stdio" in out
@@ -61,7 +75,9 @@ def test_print_config_gives_stdio_command_mcp_json_and_urls():
 
 
 def test_serve_refuses_equal_tokens_and_bad_transport():
-    r = CliRunner().invoke(app, ["serve", "--transport", "http", "--token", "same", "--control-token", "same"])
+    r = CliRunner().invoke(
+        app, ["serve", "--transport", "http", "--token", "same", "--control-token", "same"]
+    )
     assert r.exit_code == 2 and "control_token must differ" in r.output
     r = CliRunner().invoke(app, ["serve", "--transport", "carrier-pigeon"])
     assert r.exit_code == 2
@@ -71,13 +87,25 @@ def test_quiet_stdio_server_writes_nothing_to_stderr():
     import subprocess
     import sys
 
-    p = subprocess.run([sys.executable, "-m", "envfactory", "serve", "--domain", "travel", "--env", "trip_desk",
-                        "--quiet"], input="", capture_output=True, text=True, timeout=60, cwd=REPO,
-                       env={**os.environ, "ENVFACTORY_ROOT": str(REPO)})
+    p = subprocess.run(
+        [sys.executable, "-m", "envfactory", "serve", "--domain", "travel", "--env", "trip_desk", "--quiet"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, "ENVFACTORY_ROOT": str(REPO)},
+    )
     assert "serving" not in p.stderr
-    loud = subprocess.run([sys.executable, "-m", "envfactory", "serve", "--domain", "travel", "--env", "trip_desk"],
-                          input="", capture_output=True, text=True, timeout=60, cwd=REPO,
-                          env={**os.environ, "ENVFACTORY_ROOT": str(REPO)})
+    loud = subprocess.run(
+        [sys.executable, "-m", "envfactory", "serve", "--domain", "travel", "--env", "trip_desk"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, "ENVFACTORY_ROOT": str(REPO)},
+    )
     assert "serving travel/trip_desk on stdio" in loud.stderr
 
 
@@ -85,10 +113,15 @@ def test_stdio_without_env_on_a_multi_env_domain_fails_before_the_handshake_nami
     """What a user of an MCP client sees: the connection closes, and the server's stderr says why."""
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "envfactory", "serve", "--domain", "travel"],
-                                   env={**os.environ, "ENVFACTORY_ROOT": str(REPO)}, cwd=str(tmp_path))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "envfactory", "serve", "--domain", "travel"],
+        env={**os.environ, "ENVFACTORY_ROOT": str(REPO)},
+        cwd=str(tmp_path),
+    )
     errors: list[BaseException] = []
     with (tmp_path / "stderr.txt").open("w+") as errlog:
+
         async def go():
             with anyio.fail_after(60):
                 try:
@@ -96,6 +129,7 @@ def test_stdio_without_env_on_a_multi_env_domain_fails_before_the_handshake_nami
                         await c.list_tools()
                 except Exception as e:  # the SDK's "connection closed" (its type varies between releases)
                     errors.append(e)
+
         anyio.run(go)
         errlog.seek(0)
         stderr = " ".join(errlog.read().split())
@@ -112,7 +146,13 @@ def test_stdio_without_env_on_a_multi_env_domain_fails_before_the_handshake_nami
 def test_stdio_refusal_exits_2_before_reading_stdin():
     import subprocess
 
-    p = subprocess.run([sys.executable, "-m", "envfactory", "serve", "--domain", "travel"], input="",
-                       capture_output=True, text=True, timeout=60, env={**os.environ, "ENVFACTORY_ROOT": str(REPO)})
+    p = subprocess.run(
+        [sys.executable, "-m", "envfactory", "serve", "--domain", "travel"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "ENVFACTORY_ROOT": str(REPO)},
+    )
     assert p.returncode == 2 and p.stdout == ""  # stdout is the protocol channel: nothing on it
     assert "pass --env with one of" in " ".join(p.stderr.split())

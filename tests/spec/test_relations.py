@@ -14,14 +14,18 @@ def _spec(refs: dict[str, list[str]]) -> EnvSpec:
     entities = []
     for name, targets in refs.items():
         fields = [{"name": f"{name}_id", "type": "string"}]
-        fields += [{"name": f"{t}_ref" if t != name else "parent_id", "type": "string", "ref": t, "nullable": True}
-                   for t in targets]
+        fields += [
+            {"name": f"{t}_ref" if t != name else "parent_id", "type": "string", "ref": t, "nullable": True}
+            for t in targets
+        ]
         entities.append({"name": name, "primary_key": f"{name}_id", "fields": fields})
     return EnvSpec.model_validate({"name": "shop", "domain": "test", "entities": entities, "tools": []})
 
 
 def test_referenced_entities_come_first_and_ties_go_alphabetically():
-    spec = _spec({"order": ["customer", "product"], "product": [], "customer": [], "review": ["order", "review"]})
+    spec = _spec(
+        {"order": ["customer", "product"], "product": [], "customer": [], "review": ["order", "review"]}
+    )
     assert [e.name for e in entity_order(spec)] == ["customer", "product", "order", "review"]
 
 

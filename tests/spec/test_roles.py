@@ -18,42 +18,45 @@ from envfactory.spec import (
 R = FieldRole
 
 
-@pytest.mark.parametrize("entity, name, ftype, extra, role", [
-    ("traveler", "name", "string", {}, R.person_name),
-    ("traveler", "first_name", "string", {}, R.given_name),
-    ("traveler", "last_name", "string", {}, R.family_name),
-    ("account", "username", "string", {}, R.username),
-    ("hotel", "name", "string", {}, R.organisation),
-    ("product", "name", "string", {}, R.title),
-    ("category", "name", "string", {}, R.title),
-    ("order", "shipping_city", "string", {}, R.city),
-    ("customer", "country", "string", {}, R.country),
-    ("customer", "country_code", "string", {}, R.country_code),
-    ("flight", "origin", "string", {}, R.airport_code),
-    ("customer", "email", "string", {}, R.email),
-    ("customer", "phone", "string", {}, R.phone),
-    ("shop", "website", "string", {}, R.url),
-    ("item", "price", "number", {}, R.money),
-    ("offer", "total", "string", {}, R.money),
-    ("order", "currency", "string", {}, R.currency),
-    ("booking", "guests", "integer", {}, R.quantity),
-    ("deal", "discount_percent", "number", {}, R.percentage),
-    ("flight", "departure_time", "datetime", {}, R.datetime),
-    ("todo", "due_on", "string", {}, R.date),
-    ("event", "created_at", "string", {}, R.datetime),
-    ("patient", "date_of_birth", "date", {}, R.birth_date),
-    ("venue", "opens", "string", {}, R.time),
-    ("segment", "duration", "string", {}, R.duration),
-    ("booking", "status", "enum", {"enum": ["confirmed"]}, R.status),
-    ("booking", "booking_reference", "string", {}, R.reference),
-    ("product", "sku", "string", {}, R.code),
-    ("order", "merchant_id", "string", {}, R.internal_id),
-    ("ticket", "description", "string", {}, R.paragraph),
-    ("visit", "reason", "string", {}, R.sentence),
-    ("product", "category", "string", {}, R.label),
-    ("item", "price_code", "string", {"description": "ISO 4217 currency code of the price."}, R.currency),
-    ("flag", "enabled", "boolean", {}, None),
-])
+@pytest.mark.parametrize(
+    "entity, name, ftype, extra, role",
+    [
+        ("traveler", "name", "string", {}, R.person_name),
+        ("traveler", "first_name", "string", {}, R.given_name),
+        ("traveler", "last_name", "string", {}, R.family_name),
+        ("account", "username", "string", {}, R.username),
+        ("hotel", "name", "string", {}, R.organisation),
+        ("product", "name", "string", {}, R.title),
+        ("category", "name", "string", {}, R.title),
+        ("order", "shipping_city", "string", {}, R.city),
+        ("customer", "country", "string", {}, R.country),
+        ("customer", "country_code", "string", {}, R.country_code),
+        ("flight", "origin", "string", {}, R.airport_code),
+        ("customer", "email", "string", {}, R.email),
+        ("customer", "phone", "string", {}, R.phone),
+        ("shop", "website", "string", {}, R.url),
+        ("item", "price", "number", {}, R.money),
+        ("offer", "total", "string", {}, R.money),
+        ("order", "currency", "string", {}, R.currency),
+        ("booking", "guests", "integer", {}, R.quantity),
+        ("deal", "discount_percent", "number", {}, R.percentage),
+        ("flight", "departure_time", "datetime", {}, R.datetime),
+        ("todo", "due_on", "string", {}, R.date),
+        ("event", "created_at", "string", {}, R.datetime),
+        ("patient", "date_of_birth", "date", {}, R.birth_date),
+        ("venue", "opens", "string", {}, R.time),
+        ("segment", "duration", "string", {}, R.duration),
+        ("booking", "status", "enum", {"enum": ["confirmed"]}, R.status),
+        ("booking", "booking_reference", "string", {}, R.reference),
+        ("product", "sku", "string", {}, R.code),
+        ("order", "merchant_id", "string", {}, R.internal_id),
+        ("ticket", "description", "string", {}, R.paragraph),
+        ("visit", "reason", "string", {}, R.sentence),
+        ("product", "category", "string", {}, R.label),
+        ("item", "price_code", "string", {"description": "ISO 4217 currency code of the price."}, R.currency),
+        ("flag", "enabled", "boolean", {}, None),
+    ],
+)
 def test_infer_role_reads_names_types_and_descriptions(entity, name, ftype, extra, role):
     assert infer_role(entity, name, ftype, **extra) == role
 
@@ -73,12 +76,20 @@ def _facts(*fields):
 
 
 def test_infer_constraints_covers_every_kind():
-    cons = infer_constraints("booking", _facts(
-        ("check_in", "date", None), ("check_out", "date", None), ("created_at", "datetime", None),
-        ("updated_at", "datetime", None), ("status", "enum", ["booked", "completed", "cancelled"]),
-        ("cancelled_at", "datetime", None),
-        ("quantity", "integer", None), ("unit_price", "number", None), ("line_total", "number", None),
-    )) + infer_constraints("traveler", [("birth_date", "date", R.birth_date, None)])
+    cons = infer_constraints(
+        "booking",
+        _facts(
+            ("check_in", "date", None),
+            ("check_out", "date", None),
+            ("created_at", "datetime", None),
+            ("updated_at", "datetime", None),
+            ("status", "enum", ["booked", "completed", "cancelled"]),
+            ("cancelled_at", "datetime", None),
+            ("quantity", "integer", None),
+            ("unit_price", "number", None),
+            ("line_total", "number", None),
+        ),
+    ) + infer_constraints("traveler", [("birth_date", "date", R.birth_date, None)])
     kinds = {(c.kind, tuple(c.fields)) for c in cons}
     assert ("order", ("check_in", "check_out")) in kinds
     assert ("order", ("created_at", "updated_at")) in kinds
@@ -92,34 +103,60 @@ def test_infer_constraints_covers_every_kind():
 
 
 def test_departure_arrival_has_a_realistic_largest_gap():
-    (c,) = [c for c in infer_constraints("flight", _facts(("departure_time", "datetime", None),
-                                                           ("arrival_time", "datetime", None))) if c.kind == "order"]
+    (c,) = [
+        c
+        for c in infer_constraints(
+            "flight", _facts(("departure_time", "datetime", None), ("arrival_time", "datetime", None))
+        )
+        if c.kind == "order"
+    ]
     assert c.max is not None and c.max <= 24
 
 
-@pytest.mark.parametrize("bad, needle", [
-    ({"kind": "order", "fields": ["a"]}, "needs 2 field"),
-    ({"kind": "clock", "fields": ["a"]}, "relation"),
-    ({"kind": "status_time", "fields": ["a", "s"]}, "past or future"),
-    ({"kind": "age", "fields": ["a"], "min": 90, "max": 18}, "min 90"),
-])
+@pytest.mark.parametrize(
+    "bad, needle",
+    [
+        ({"kind": "order", "fields": ["a"]}, "needs 2 field"),
+        ({"kind": "clock", "fields": ["a"]}, "relation"),
+        ({"kind": "status_time", "fields": ["a", "s"]}, "past or future"),
+        ({"kind": "age", "fields": ["a"], "min": 90, "max": 18}, "min 90"),
+    ],
+)
 def test_bad_constraints_are_refused(bad, needle):
     with pytest.raises(ValueError, match=needle):
         ConstraintSpec(**bad)
 
 
 SPEC = {
-    "name": "stays", "domain": "test",
-    "entities": [{"name": "stay", "primary_key": "stay_id", "fields": [
-        {"name": "stay_id", "type": "string"},
-        {"name": "hotel", "type": "string", "role": "organisation", "examples": ["Harbor Inn"]},
-        {"name": "code", "type": "string", "role": "code", "pattern": "??-####"},
-        {"name": "guests", "type": "integer", "role": "quantity", "minimum": 1, "maximum": 6},
-        {"name": "price", "type": "number", "role": "money", "unit": "EUR"},
-        {"name": "check_in", "type": "date"}, {"name": "check_out", "type": "date"},
-    ], "constraints": [{"kind": "order", "fields": ["check_in", "check_out"], "min": 24, "max": 336}]}],
-    "tools": [{"name": "get_stay", "kind": "get", "entity": "stay", "description": "Get a stay.",
-               "params": [{"name": "stay_id", "type": "string", "required": True, "key": True, "field": "stay_id"}]}],
+    "name": "stays",
+    "domain": "test",
+    "entities": [
+        {
+            "name": "stay",
+            "primary_key": "stay_id",
+            "fields": [
+                {"name": "stay_id", "type": "string"},
+                {"name": "hotel", "type": "string", "role": "organisation", "examples": ["Harbor Inn"]},
+                {"name": "code", "type": "string", "role": "code", "pattern": "??-####"},
+                {"name": "guests", "type": "integer", "role": "quantity", "minimum": 1, "maximum": 6},
+                {"name": "price", "type": "number", "role": "money", "unit": "EUR"},
+                {"name": "check_in", "type": "date"},
+                {"name": "check_out", "type": "date"},
+            ],
+            "constraints": [{"kind": "order", "fields": ["check_in", "check_out"], "min": 24, "max": 336}],
+        }
+    ],
+    "tools": [
+        {
+            "name": "get_stay",
+            "kind": "get",
+            "entity": "stay",
+            "description": "Get a stay.",
+            "params": [
+                {"name": "stay_id", "type": "string", "required": True, "key": True, "field": "stay_id"}
+            ],
+        }
+    ],
 }
 
 
@@ -129,8 +166,16 @@ def test_roles_and_constraints_round_trip_and_old_specs_still_load():
     assert again == spec
     assert again.entity("stay").field("hotel").role == R.organisation
     assert again.entity("stay").constraints[0].max == 336
-    old = {**SPEC, "entities": [{**SPEC["entities"][0], "constraints": None,
-                                 "fields": [{"name": f["name"], "type": f["type"]} for f in SPEC["entities"][0]["fields"]]}]}
+    old = {
+        **SPEC,
+        "entities": [
+            {
+                **SPEC["entities"][0],
+                "constraints": None,
+                "fields": [{"name": f["name"], "type": f["type"]} for f in SPEC["entities"][0]["fields"]],
+            }
+        ],
+    }
     ent = parse_spec(old).entity("stay")
     assert ent.constraints is None and ent.field("guests").role is None
     assert ent.role_of(ent.field("guests")) == R.quantity  # inferred
@@ -139,16 +184,31 @@ def test_roles_and_constraints_round_trip_and_old_specs_still_load():
 
 
 def test_constraint_on_unknown_field_is_refused():
-    bad = {**SPEC, "entities": [{**SPEC["entities"][0], "constraints": [{"kind": "clock", "fields": ["nope"],
-                                                                         "relation": "past"}]}]}
+    bad = {
+        **SPEC,
+        "entities": [
+            {
+                **SPEC["entities"][0],
+                "constraints": [{"kind": "clock", "fields": ["nope"], "relation": "past"}],
+            }
+        ],
+    }
     with pytest.raises(Exception, match="unknown field 'nope'"):
         parse_spec(bad)
 
 
 def test_json_schema_covers_roles_and_constraints():
     defs = spec_json_schema()["$defs"]
-    assert {"role", "examples", "pattern", "minimum", "maximum", "unit"} <= set(defs["FieldSpec"]["properties"])
+    assert {"role", "examples", "pattern", "minimum", "maximum", "unit"} <= set(
+        defs["FieldSpec"]["properties"]
+    )
     assert "constraints" in defs["EntitySpec"]["properties"]
     assert "person_name" in defs["FieldRole"]["enum"]
-    assert set(defs["ConstraintSpec"]["properties"]["kind"]["enum"]) == {"order", "clock", "age", "status_time", "product",
-                                                                         "set_when"}
+    assert set(defs["ConstraintSpec"]["properties"]["kind"]["enum"]) == {
+        "order",
+        "clock",
+        "age",
+        "status_time",
+        "product",
+        "set_when",
+    }

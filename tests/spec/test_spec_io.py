@@ -9,7 +9,15 @@ import pytest
 import yaml
 
 from envfactory.errors import SpecError
-from envfactory.spec import dump_spec, load_spec, parse_spec, save_spec, spec_digest, spec_json_schema, tool_input_schema
+from envfactory.spec import (
+    dump_spec,
+    load_spec,
+    parse_spec,
+    save_spec,
+    spec_digest,
+    spec_json_schema,
+    tool_input_schema,
+)
 
 from ..conftest import TRIP_DESK
 
@@ -49,8 +57,10 @@ def test_json_schema_validates_travel_spec_and_rejects_broken():
         (lambda d: d["tools"][1]["params"][0].update(field="altitude"), "unknown field airport.altitude"),
         (lambda d: d["tools"].append(copy.deepcopy(d["tools"][0])), "duplicate tool names"),
         (lambda d: d.update(clock="next tuesday"), "clock 'next tuesday' is not an ISO date-time"),
-        (lambda d: next(t for t in d["tools"] if t.get("sort"))["sort"].update(default="altitude"),
-         "sorts by unknown field 'altitude'"),
+        (
+            lambda d: next(t for t in d["tools"] if t.get("sort"))["sort"].update(default="altitude"),
+            "sorts by unknown field 'altitude'",
+        ),
     ],
 )
 def test_inconsistent_specs_are_refused_with_a_clear_message(mutate, needle):
@@ -85,9 +95,13 @@ def test_effect_setting_null_and_now_survive_dump_and_reload(tmp_path):
 
     spec = load_spec(TRIP_DESK)
     data = spec.model_dump(mode="json")
-    data["tools"][spec.tools.index(spec.tool("cancel_booking"))]["effects"].append({"field": "seat", "set": None})
+    data["tools"][spec.tools.index(spec.tool("cancel_booking"))]["effects"].append(
+        {"field": "seat", "set": None}
+    )
     spec2 = EnvSpec.model_validate(data)
-    assert EnvSpec.model_validate(spec2.model_dump(mode="json")) == spec2  # full dump round trip (now + set: null)
+    assert (
+        EnvSpec.model_validate(spec2.model_dump(mode="json")) == spec2
+    )  # full dump round trip (now + set: null)
     path = save_spec(spec2, tmp_path / "e")
     again = load_spec(path)
     assert again == spec2

@@ -57,8 +57,12 @@ def test_sqlite_reserved_table_names_are_refused(name):
 def test_index_names_that_would_collide_are_refused():
     d = copy.deepcopy(SMALL)
     d["entities"] += [
-        _entity("a_b", [{"name": "id", "type": "integer"}, {"name": "c", "type": "string", "ref": "customer"}]),
-        _entity("a", [{"name": "id", "type": "integer"}, {"name": "b_c", "type": "string", "ref": "customer"}]),
+        _entity(
+            "a_b", [{"name": "id", "type": "integer"}, {"name": "c", "type": "string", "ref": "customer"}]
+        ),
+        _entity(
+            "a", [{"name": "id", "type": "integer"}, {"name": "b_c", "type": "string", "ref": "customer"}]
+        ),
     ]
     _refused(d, "'ix_a_b_c' clashes")
 
@@ -75,20 +79,23 @@ def test_thousands_of_fields_are_refused():
     _refused(d, f"at most {SPEC_LIMITS['MAX_FIELDS']}")
 
 
-@pytest.mark.parametrize("gen, needle", [
-    ({"kind": "choice", "values": ["a", "b"], "weights": [1, 2, 3]}, "one weight per value"),
-    ({"kind": "choice", "values": ["a", "b"], "weights": [0, 0]}, "must not all be 0"),
-    ({"kind": "choice", "values": ["a", "b"], "weights": [1, float("nan")]}, "finite"),
-    ({"kind": "float", "min": float("-inf"), "max": 10}, "finite"),
-    ({"kind": "int", "min": 0, "max": float("inf")}, "finite"),
-    ({"kind": "int", "min": 10, "max": 1}, "greater than max"),
-    ({"kind": "int", "min": 0, "max": 1e300}, "between"),
-    ({"kind": "sequence", "width": 1_000_000_000}, "width"),
-    ({"kind": "pattern", "pattern": "#" * 10_000_000}, "pattern is longer"),
-    ({"kind": "const", "value": "x" * 100_000}, "longer than"),
-    ({"kind": "float", "decimals": 10**9}, "decimals"),
-    ({"kind": "null_or", "p_null": 2.0}, "p_null"),
-])
+@pytest.mark.parametrize(
+    "gen, needle",
+    [
+        ({"kind": "choice", "values": ["a", "b"], "weights": [1, 2, 3]}, "one weight per value"),
+        ({"kind": "choice", "values": ["a", "b"], "weights": [0, 0]}, "must not all be 0"),
+        ({"kind": "choice", "values": ["a", "b"], "weights": [1, float("nan")]}, "finite"),
+        ({"kind": "float", "min": float("-inf"), "max": 10}, "finite"),
+        ({"kind": "int", "min": 0, "max": float("inf")}, "finite"),
+        ({"kind": "int", "min": 10, "max": 1}, "greater than max"),
+        ({"kind": "int", "min": 0, "max": 1e300}, "between"),
+        ({"kind": "sequence", "width": 1_000_000_000}, "width"),
+        ({"kind": "pattern", "pattern": "#" * 10_000_000}, "pattern is longer"),
+        ({"kind": "const", "value": "x" * 100_000}, "longer than"),
+        ({"kind": "float", "decimals": 10**9}, "decimals"),
+        ({"kind": "null_or", "p_null": 2.0}, "p_null"),
+    ],
+)
 def test_generator_sizes_and_shapes_are_one_line_errors(gen, needle):
     msg = _refused(_gen("title", gen), needle)
     assert "seed.entities.product.fields.title" in msg
@@ -105,15 +112,24 @@ def test_a_datetime_with_an_offset_under_a_local_clock_is_refused():
     d = copy.deepcopy(SMALL)
     d["entities"][0]["fields"].append({"name": "joined_at", "type": "datetime"})
     d["seed"]["entities"]["customer"]["fields"] = {
-        "joined_at": {"kind": "datetime", "start": "2026-01-01T00:00:00+00:00"}}
+        "joined_at": {"kind": "datetime", "start": "2026-01-01T00:00:00+00:00"}
+    }
     _refused(d, "must not carry a UTC offset")
 
 
 def test_an_offset_that_would_overflow_a_date_is_refused():
     d = copy.deepcopy(SMALL)
-    d["seed"]["entities"]["order"]["fields"]["placed_on"] = {"kind": "date", "start": "2026-01-01", "end": "2026-02-01"}
+    d["seed"]["entities"]["order"]["fields"]["placed_on"] = {
+        "kind": "date",
+        "start": "2026-01-01",
+        "end": "2026-02-01",
+    }
     d["entities"][2]["fields"].append({"name": "ships_on", "type": "date"})
-    d["seed"]["entities"]["order"]["fields"]["ships_on"] = {"kind": "offset", "field": "placed_on", "max": 1e9}
+    d["seed"]["entities"]["order"]["fields"]["ships_on"] = {
+        "kind": "offset",
+        "field": "placed_on",
+        "max": 1e9,
+    }
     _refused(d, "offset max")
 
 
@@ -173,6 +189,7 @@ def test_text_ids_for_an_integer_key_are_a_spec_error():
 
 # ---- #10: keys are never written ----------------------------------------------------------
 
+
 def test_a_tool_that_renames_a_primary_key_is_refused():
     d = copy.deepcopy(SMALL)
     d["tools"][3]["params"].append({"name": "new_id", "type": "string", "field": "customer_id"})
@@ -189,6 +206,7 @@ def test_an_effect_on_a_primary_key_is_refused():
 
 
 # ---- bounded time: deduplicating unique values -----------------------------------------------
+
 
 def test_unique_values_from_a_constant_deduplicate_in_linear_time():
     # 50,000 rows of one constant: quadratic deduplication is ~1.25e9 probes (many minutes);

@@ -30,21 +30,32 @@ def _run_bounded(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
         import resource
         resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_LIMIT}, {MEMORY_LIMIT}))
     """)
-    return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_a_billion_laughs_document_is_refused_by_ingest(tmp_path):
-    (tmp_path / "api.yaml").write_text('openapi: "3.0.0"\ninfo: {title: t, version: "1"}\npaths: {}\n'
-                                       "x-bomb:\n" + textwrap.indent(_laughs(), "  "))
-    out = _run_bounded("""
+    (tmp_path / "api.yaml").write_text(
+        'openapi: "3.0.0"\ninfo: {title: t, version: "1"}\npaths: {}\n'
+        "x-bomb:\n" + textwrap.indent(_laughs(), "  ")
+    )
+    out = _run_bounded(
+        """
         from envfactory.errors import IngestError
         from envfactory.ingest import load_apidoc
         try:
             load_apidoc("api.yaml")
         except IngestError as e:
             print("refused:", e)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "refused:" in out.stdout and "alias" in out.stdout
 
@@ -62,14 +73,17 @@ def test_a_bomb_in_an_env_yaml_default_is_refused(tmp_path):
     levels = _laughs().strip().splitlines()  # 'l0: &l0 [...]' ...: one flow mapping holds them all
     (tmp_path / "env.yaml").write_text(text.replace("default: BOMB", "default: {" + ", ".join(levels) + "}"))
     # load_environment hashes the spec (model_dump expands every alias) and seeds it
-    out = _run_bounded("""
+    out = _run_bounded(
+        """
         from envfactory.errors import SpecError
         from envfactory.runtime import load_environment
         try:
             load_environment(".")
         except SpecError as e:
             print("refused:", e)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "refused:" in out.stdout and "alias" in out.stdout and "\n" not in out.stdout.strip()
 
@@ -81,11 +95,25 @@ def test_a_recursive_alias_is_refused():
 
 def test_ordinary_aliases_still_load():
     assert load_yaml_bounded("base: &b {x: 1}\nuse: *b\nlist: [*b, *b]\n") == {
-        "base": {"x": 1}, "use": {"x": 1}, "list": [{"x": 1}, {"x": 1}]}
+        "base": {"x": 1},
+        "use": {"x": 1},
+        "list": [{"x": 1}, {"x": 1}],
+    }
 
 
-@pytest.mark.parametrize("use", ["b: *x", "b: [*x, *x]", "b: {y: *x}", "b:\n  - *x", "b:\n  ? *x\n  : 1",
-                                 'b: {"y":*x}', "b: [1,*x]", "*x : 1"])
+@pytest.mark.parametrize(
+    "use",
+    [
+        "b: *x",
+        "b: [*x, *x]",
+        "b: {y: *x}",
+        "b:\n  - *x",
+        "b:\n  ? *x\n  : 1",
+        'b: {"y":*x}',
+        "b: [1,*x]",
+        "*x : 1",
+    ],
+)
 def test_every_way_of_writing_an_alias_is_measured(use):
     # the pre-scan that skips measuring may only skip texts with no alias at all
     import yaml

@@ -47,8 +47,10 @@ def task_from_gold(result: GoldResult, index: int, *, hide: int = 1) -> Task:
     hideable = _hideable(result)
     hidden = dict(rng.sample(sorted(hideable.items()), min(hide, len(hideable))))
     hidden_values = list(hidden.values())
-    gold = [GoldStep(tool=c.tool, args=c.args, output=c.output, role=plan.steps[i].role)
-            for i, c in enumerate(result.calls)]
+    gold = [
+        GoldStep(tool=c.tool, args=c.args, output=c.output, role=plan.steps[i].role)
+        for i, c in enumerate(result.calls)
+    ]
     subgoals: list[SubGoal] = []
     pending: list[int] = []
     for i, step in enumerate(plan.steps):
@@ -56,9 +58,16 @@ def task_from_gold(result: GoldResult, index: int, *, hide: int = 1) -> Task:
         if step.role == "goal":
             lit = {k: v for k, v in step.args.items() if not is_ref(v) and v not in hidden_values}
             words = step.tool.replace("_", " ")
-            text = f"Please {words}" + (" with " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in lit.items())
-                                        if lit else "") + "."
-            used = [k for k, v in hidden.items() if any(v == a for j in pending for a in plan.steps[j].args.values())]
+            text = (
+                f"Please {words}"
+                + (" with " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in lit.items()) if lit else "")
+                + "."
+            )
+            used = [
+                k
+                for k, v in hidden.items()
+                if any(v == a for j in pending for a in plan.steps[j].args.values())
+            ]
             subgoals.append(SubGoal(text=text, steps=pending, reveals=used))
             pending = []
     if pending and subgoals:
@@ -67,17 +76,32 @@ def task_from_gold(result: GoldResult, index: int, *, hide: int = 1) -> Task:
     facts = [] if result.changed_state else _facts(result.calls[plan.goal_steps[-1]].output)
     known = {k: v for k, v in plan.user_facts.items() if k not in hidden}
     spec = RewardSpec(
-        gold_state_hash=result.final_hash, initial_state_hash=result.initial_hash, gold_diff=result.diff,
+        gold_state_hash=result.final_hash,
+        initial_state_hash=result.initial_hash,
+        gold_diff=result.diff,
         gold_calls=[{"tool": c.tool, "args": c.args} for c in result.calls],
-        masked_args=[[] for _ in result.calls], required_facts=facts,
+        masked_args=[[] for _ in result.calls],
+        required_facts=facts,
     )
     return Task(
-        task_id=f"{plan.env}-{index:05d}", domain=plan.domain, env=plan.env, seed=plan.seed,
+        task_id=f"{plan.env}-{index:05d}",
+        domain=plan.domain,
+        env=plan.env,
+        seed=plan.seed,
         source_docs=["hand-written"],
-        persona=Persona(name="Test User", style=rng.choice(["terse", "polite", "chatty", "hurried"]),
-                        known_facts=known, hidden_facts=hidden),
-        goal=goal, subgoals=subgoals, gold=gold, reward=spec, answer_facts=facts,
-        difficulty=Difficulty(predicted_pass_rate=0.5), checks_passed=["executes", "fixture"],
+        persona=Persona(
+            name="Test User",
+            style=rng.choice(["terse", "polite", "chatty", "hurried"]),
+            known_facts=known,
+            hidden_facts=hidden,
+        ),
+        goal=goal,
+        subgoals=subgoals,
+        gold=gold,
+        reward=spec,
+        answer_facts=facts,
+        difficulty=Difficulty(predicted_pass_rate=0.5),
+        checks_passed=["executes", "fixture"],
     )
 
 
@@ -121,5 +145,6 @@ def two_env_tasks(n: int = 40) -> list[Task]:
 def synth_two_envs(out, n: int = 40, **kw):
     from envfactory.pipelines import synthesize_dataset
 
-    return synthesize_dataset([trip_desk(), trip_desk_twin()], out, n=n, tasks=two_env_tasks(n),
-                              tasks_source="fixture", **kw)
+    return synthesize_dataset(
+        [trip_desk(), trip_desk_twin()], out, n=n, tasks=two_env_tasks(n), tasks_source="fixture", **kw
+    )

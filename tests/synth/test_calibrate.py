@@ -5,11 +5,14 @@ import pytest
 from envfactory.synth.calibrate import ACTIONS, action_score, choose_actions, estimate_pass_rate
 
 
-@pytest.mark.parametrize("p, action, score", [
-    (0.747, "harder-depth", 0.9999),
-    (0.0, "easier-depth", 0.458),
-    (1.0, "harder-depth", 0.458),
-])
+@pytest.mark.parametrize(
+    "p, action, score",
+    [
+        (0.747, "harder-depth", 0.9999),
+        (0.0, "easier-depth", 0.458),
+        (1.0, "harder-depth", 0.458),
+    ],
+)
 def test_milp_worked_cases(p, action, score):
     [(a, s)] = choose_actions([p])
     assert a == action
@@ -49,7 +52,15 @@ def test_coverage_target_changes_the_choice_where_it_should():
 
 
 def test_pass_rate_estimate_falls_with_structure():
-    base = {"chain": 2, "ids": 1, "goals": 1, "branches": 1, "distractors": 20, "hidden": 0, "constraints": 0,
-            "writes": 1}
+    base = {
+        "chain": 2,
+        "ids": 1,
+        "goals": 1,
+        "branches": 1,
+        "distractors": 20,
+        "hidden": 0,
+        "constraints": 0,
+        "writes": 1,
+    }
     harder = dict(base, chain=5, ids=4, goals=2)
     assert 0 < estimate_pass_rate(harder) < estimate_pass_rate(base) < 1

@@ -44,7 +44,9 @@ def tasks(env):
     out = []
     for g in run_sampling([env], 80, seed=5).kept:
         z = realize_goal(env.spec, g, seed=1)
-        t = task_from_gold(env, g, z, task_id=f"t{len(out)}", seed=1, difficulty=Difficulty(predicted_pass_rate=.5))
+        t = task_from_gold(
+            env, g, z, task_id=f"t{len(out)}", seed=1, difficulty=Difficulty(predicted_pass_rate=0.5)
+        )
         if all(f.ok for f in run_checks(t, env, None)):
             out.append(t)
     assert len(out) > 30
@@ -57,7 +59,9 @@ def _first(tasks, pred):
 
 def test_clean_tasks_pass_every_check(env, tasks):
     for t in tasks[:10]:
-        assert [f.check for f in run_checks(t, env, build_ngram_index({"bfcl": BFCL_FIXTURE})) if not f.ok] == []
+        assert [
+            f.check for f in run_checks(t, env, build_ngram_index({"bfcl": BFCL_FIXTURE})) if not f.ok
+        ] == []
 
 
 def test_leaked_id_is_caught(env, tasks):
@@ -86,24 +90,43 @@ def test_copied_tool_description_is_caught(env, tasks):
 
 
 def test_missing_fact_is_caught(env, tasks):
-    t = _first(tasks, lambda t: any(k.startswith(("create_", "update_", "assign_", "reserve_", "pay_"))
-                                    for k in {**t.persona.known_facts, **t.persona.hidden_facts}))
-    key = next(k for k in {**t.persona.known_facts, **t.persona.hidden_facts}
-               if k.startswith(("create_", "update_", "assign_", "reserve_", "pay_")))
+    t = _first(
+        tasks,
+        lambda t: any(
+            k.startswith(("create_", "update_", "assign_", "reserve_", "pay_"))
+            for k in {**t.persona.known_facts, **t.persona.hidden_facts}
+        ),
+    )
+    key = next(
+        k
+        for k in {**t.persona.known_facts, **t.persona.hidden_facts}
+        if k.startswith(("create_", "update_", "assign_", "reserve_", "pay_"))
+    )
     value = {**t.persona.known_facts, **t.persona.hidden_facts}[key]
-    persona = t.persona.model_copy(update={
-        "known_facts": {k: v for k, v in t.persona.known_facts.items() if k != key},
-        "hidden_facts": {k: v for k, v in t.persona.hidden_facts.items() if k != key}})
+    persona = t.persona.model_copy(
+        update={
+            "known_facts": {k: v for k, v in t.persona.known_facts.items() if k != key},
+            "hidden_facts": {k: v for k, v in t.persona.hidden_facts.items() if k != key},
+        }
+    )
     bad = t.model_copy(update={"persona": persona, "goal": "Please sort it out for me."})
     f = check_complete(bad, env.spec)
     assert not f.ok and str(value) in f.message
 
 
 def test_unpinned_selection_is_caught(env, tasks):
-    t = _first(tasks, lambda t: any(len((g.output or {}).get("items") or []) > 1 and
-                                    any(r and r[0] == i and r[1] == "items" for c in t.reward.gold_calls
-                                        for r in (c.get("refs") or {}).values())
-                                    for i, g in enumerate(t.gold)))
+    t = _first(
+        tasks,
+        lambda t: any(
+            len((g.output or {}).get("items") or []) > 1
+            and any(
+                r and r[0] == i and r[1] == "items"
+                for c in t.reward.gold_calls
+                for r in (c.get("refs") or {}).values()
+            )
+            for i, g in enumerate(t.gold)
+        ),
+    )
     persona = t.persona.model_copy(update={"known_facts": {}, "hidden_facts": {}})
     f = check_complete(t.model_copy(update={"persona": persona}), env.spec)
     assert not f.ok and "singles it out" in f.message
@@ -186,20 +209,32 @@ def test_reward_sanity_on_every_env(env_dir):
     built = []
     for g in golds:
         z = realize_goal(env.spec, g, seed=0)
-        built.append(task_from_gold(env, g, z, task_id="x", seed=0, difficulty=Difficulty(predicted_pass_rate=.5)))
+        built.append(
+            task_from_gold(env, g, z, task_id="x", seed=0, difficulty=Difficulty(predicted_pass_rate=0.5))
+        )
     writes = [t for t in built if t.reward.changes_state]
     assert writes, "no state-changing task sampled"
     for t in writes[:8]:
         gold_calls = [(g.tool, g.args) for g in t.gold]
         answer = " ".join(t.answer_facts)
         h, d, recs = _run(env, gold_calls)
-        assert score_trajectory(t.reward, final_state_hash=h, final_diff=d, calls=recs, final_answer=answer).reward == 1.0
+        assert (
+            score_trajectory(
+                t.reward, final_state_hash=h, final_diff=d, calls=recs, final_answer=answer
+            ).reward
+            == 1.0
+        )
         h, d, recs = _run(env, [])
         r0 = score_trajectory(t.reward, final_state_hash=h, final_diff=d, calls=recs, final_answer="")
         assert r0.reward == 0.0
         last_write = max(i for i, g in enumerate(t.gold) if env.spec.tool(g.tool).writes)
         h, d, recs = _run(env, [c for i, c in enumerate(gold_calls) if i != last_write])
-        assert score_trajectory(t.reward, final_state_hash=h, final_diff=d, calls=recs, final_answer=answer).reward < 1
+        assert (
+            score_trajectory(
+                t.reward, final_state_hash=h, final_diff=d, calls=recs, final_answer=answer
+            ).reward
+            < 1
+        )
     # an extra delete of something the gold run did not touch
     deletes = [tl for tl in env.spec.tools if tl.kind.value == "delete"]
     if deletes:
@@ -212,7 +247,12 @@ def test_reward_sanity_on_every_env(env_dir):
         for k in keys:
             h, d, recs = _run(env, gold_calls + [(tool.name, {tool.key_param.name: k})])
             if recs[-1]["ok"]:
-                r = score_trajectory(t.reward, final_state_hash=h, final_diff=d, calls=recs,
-                                     final_answer=" ".join(t.answer_facts))
+                r = score_trajectory(
+                    t.reward,
+                    final_state_hash=h,
+                    final_diff=d,
+                    calls=recs,
+                    final_answer=" ".join(t.answer_facts),
+                )
                 assert r.reward < 1 and r.partial < 1
                 break

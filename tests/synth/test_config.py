@@ -34,8 +34,10 @@ def test_turn_limit_follows_the_settings():
 
 def test_task_settings_from_a_config_file_reach_the_tasks(project):
     cfg = project / "cfg.yaml"
-    cfg.write_text("tasks:\n  task_config:\n    turn_limit_base: 3\n    turn_limit_per_step: 1\n"
-                   "    turn_limit_max: 5\n    sampler: {p_second_goal: 0.0}\n")
+    cfg.write_text(
+        "tasks:\n  task_config:\n    turn_limit_base: 3\n    turn_limit_per_step: 1\n"
+        "    turn_limit_max: 5\n    sampler: {p_second_goal: 0.0}\n"
+    )
     out = project / "t.jsonl"
     r = _run(project, "--config", str(cfg), "tasks", "--domain", "shop", "--n", "8", "--out", str(out))
     assert r.exit_code == 0, r.output

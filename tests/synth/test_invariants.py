@@ -51,9 +51,14 @@ def test_facts_are_matched_as_values_not_substrings():
 
 def test_an_argument_nobody_said_or_saw_is_invented(env, state):
     t = state.rows["traveler"][0]
-    calls = [{"tool": "search_travelers", "args": {"email": t["email"]}, "refs": {}},
-             {"tool": "list_bookings", "args": {"traveler_id": t["traveler_id"]},
-              "refs": {"traveler_id": [0, "items", 0, "traveler_id"]}}]
+    calls = [
+        {"tool": "search_travelers", "args": {"email": t["email"]}, "refs": {}},
+        {
+            "tool": "list_bookings",
+            "args": {"traveler_id": t["traveler_id"]},
+            "refs": {"traveler_id": [0, "items", 0, "traveler_id"]},
+        },
+    ]
     view = _view(env, calls)
     assert invented_args(env.spec, view, f"my email is {t['email']}") == []
     assert invented_args(env.spec, view, "find my bookings") == [f"search_travelers.email={t['email']!r}"]
@@ -77,7 +82,9 @@ def test_the_resolver_needs_the_goal_to_pick_exactly_the_gold_row(env, state):
     assert nothing and "nothing in the goal" in nothing[0]
     other = state.rows["traveler"][1]
     assert goal_mismatches(env.spec, state, _view(env, calls, {"traveler.email": other["email"]}))
-    assert internal_ids(env.spec, _view(env, calls), f"please look up {t['traveler_id']}") == [t["traveler_id"]]
+    assert internal_ids(env.spec, _view(env, calls), f"please look up {t['traveler_id']}") == [
+        t["traveler_id"]
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +113,12 @@ def test_refusals_are_requests_no_tool_serves(env):
     from envfactory.synth.realize import out_of_scope_request
     from envfactory.text import phrases
 
-    words = set(re.findall(r"[a-z]+", " ".join(t.name.replace("_", " ") + " " + (t.description or "")
-                                              for t in env.spec.tools).lower()))
+    words = set(
+        re.findall(
+            r"[a-z]+",
+            " ".join(t.name.replace("_", " ") + " " + (t.description or "") for t in env.spec.tools).lower(),
+        )
+    )
     table = phrases("out_of_scope")
     seen = set()
     for i in range(40):

@@ -46,8 +46,11 @@ def test_same_seed_same_goal_other_seed_other_phrasing(env, golds):
 
 
 def test_persona_comes_from_the_person_the_plan_is_about(env, golds):
-    g = next(g for g in golds if g.plan.steps[0].tool == "create_traveler" or
-             any(s.tool == "create_traveler" for s in g.plan.steps))
+    g = next(
+        g
+        for g in golds
+        if g.plan.steps[0].tool == "create_traveler" or any(s.tool == "create_traveler" for s in g.plan.steps)
+    )
     i = next(i for i, s in enumerate(g.plan.steps) if s.tool == "create_traveler")
     z = realize_goal(env.spec, g, seed=0)
     out = g.calls[i].output
@@ -74,7 +77,7 @@ def test_hidden_facts_are_not_in_the_goal_and_subgoals_cover_goal_steps(env, gol
     hid = 0
     for g in golds:
         z = realize_goal(env.spec, g, seed=0)
-        for k, v in z.persona.hidden_facts.items():
+        for k in z.persona.hidden_facts:
             hid += 1
             assert k not in z.persona.known_facts
         covered = {i for sg in z.subgoals for i in sg.steps}
@@ -84,11 +87,17 @@ def test_hidden_facts_are_not_in_the_goal_and_subgoals_cover_goal_steps(env, gol
 
 
 def test_read_goals_carry_answer_facts_from_the_gold_output(env, golds):
-    g = next(g for g in golds if not g.changed_state and env.spec.tool(g.plan.steps[g.plan.goal_steps[0]].tool).kind.value == "get")
+    g = next(
+        g
+        for g in golds
+        if not g.changed_state and env.spec.tool(g.plan.steps[g.plan.goal_steps[0]].tool).kind.value == "get"
+    )
     z = realize_goal(env.spec, g, seed=0)
     out = g.calls[g.plan.goal_steps[0]].output
-    assert z.answer_facts and all(any(a == str(v) or a == f"{v:g}" if isinstance(v, float) else a == str(v)
-                                      for v in out.values()) for a in z.answer_facts[:1])
+    assert z.answer_facts and all(
+        any(a == str(v) or a == f"{v:g}" if isinstance(v, float) else a == str(v) for v in out.values())
+        for a in z.answer_facts[:1]
+    )
 
 
 # --- defects seen in generated goals, each rebuilt from the plan that triggered it -----------
@@ -98,10 +107,19 @@ from envfactory.graph.plan import REF  # noqa: E402
 from envfactory.synth.calibrate import edit_plan, pick_partner, shares_step  # noqa: E402
 from envfactory.synth.phrasing import describe, label  # noqa: E402
 
-_AMY = {"first_name": "Amy", "last_name": "Pope", "email": "amy.pope@example.org", "phone": "+1-878-110-2781",
-        "date_of_birth": "1999-03-12"}
-_KENDRA = {"first_name": "Kendra", "last_name": "Green", "email": "kendra.green@example.org",
-           "date_of_birth": "1996-12-03"}
+_AMY = {
+    "first_name": "Amy",
+    "last_name": "Pope",
+    "email": "amy.pope@example.org",
+    "phone": "+1-878-110-2781",
+    "date_of_birth": "1999-03-12",
+}
+_KENDRA = {
+    "first_name": "Kendra",
+    "last_name": "Green",
+    "email": "kendra.green@example.org",
+    "date_of_birth": "1996-12-03",
+}
 
 
 def _facts(tool: str, *arg_sets: dict) -> dict:
@@ -126,11 +144,17 @@ def _run(env, steps, facts, goals=None):
 
 def _create_update_plus_create_delete(env):
     """What harder-breadth made of create+update traveler merged with create+delete traveler."""
-    steps = [Step("create_traveler", dict(_AMY), [], "goal"),
-             Step("update_traveler", {"traveler_id": {REF: [0, "traveler_id"]}, "email": "amy.new@example.net"},
-                  [0], "goal"),
-             Step("create_traveler", dict(_KENDRA), [], "goal"),
-             Step("delete_traveler", {"traveler_id": {REF: [2, "traveler_id"]}}, [2], "goal")]
+    steps = [
+        Step("create_traveler", dict(_AMY), [], "goal"),
+        Step(
+            "update_traveler",
+            {"traveler_id": {REF: [0, "traveler_id"]}, "email": "amy.new@example.net"},
+            [0],
+            "goal",
+        ),
+        Step("create_traveler", dict(_KENDRA), [], "goal"),
+        Step("delete_traveler", {"traveler_id": {REF: [2, "traveler_id"]}}, [2], "goal"),
+    ]
     facts = {**_facts("create_traveler", _AMY, _KENDRA), "update_traveler.email": "amy.new@example.net"}
     return _run(env, steps, facts)
 
@@ -167,10 +191,22 @@ def test_a_repeated_request_is_said_once(env):
 
 def test_harder_breadth_rejects_a_partner_that_repeats_a_call(env):
     g = _create_update_plus_create_delete(env)
-    same = Plan("trip_desk", "travel", [Step("create_traveler", dict(_KENDRA), [], "goal")], ["create_traveler"], [0],
-                _facts("create_traveler", _KENDRA))
-    other = Plan("trip_desk", "travel", [Step("search_airports", {"country": "France"}, [], "goal")],
-                 ["search_airports"], [0], {"airport.country": "France"})
+    same = Plan(
+        "trip_desk",
+        "travel",
+        [Step("create_traveler", dict(_KENDRA), [], "goal")],
+        ["create_traveler"],
+        [0],
+        _facts("create_traveler", _KENDRA),
+    )
+    other = Plan(
+        "trip_desk",
+        "travel",
+        [Step("search_airports", {"country": "France"}, [], "goal")],
+        ["search_airports"],
+        [0],
+        {"airport.country": "France"},
+    )
     assert shares_step(g.plan, same) and not shares_step(g.plan, other)
     assert edit_plan("harder-breadth", g.plan, g.calls, env.spec, partner=same) is None
     assert edit_plan("harder-breadth", g.plan, g.calls, env.spec, partner=other) is not None
@@ -178,12 +214,18 @@ def test_harder_breadth_rejects_a_partner_that_repeats_a_call(env):
     assert pick_partner(g.plan, [g.plan, same], 1) is None
 
 
-@pytest.mark.parametrize("entity, fname, said", [
-    ("hotel_reservation", "check_in", "check-in date"), ("hotel_reservation", "check_out", "check-out date"),
-    ("booking", "created_at", "creation time"), ("traveler", "date_of_birth", "date of birth"),
-    ("flight", "departure_time", "departure time"), ("booking", "flight_id", "flight"),
-    ("room", "price_per_night", "price per night"),
-])
+@pytest.mark.parametrize(
+    "entity, fname, said",
+    [
+        ("hotel_reservation", "check_in", "check-in date"),
+        ("hotel_reservation", "check_out", "check-out date"),
+        ("booking", "created_at", "creation time"),
+        ("traveler", "date_of_birth", "date of birth"),
+        ("flight", "departure_time", "departure time"),
+        ("booking", "flight_id", "flight"),
+        ("room", "price_per_night", "price per night"),
+    ],
+)
 def test_field_labels_read_naturally(env, entity, fname, said):
     assert label(env.spec, entity, fname) == said
 
@@ -219,9 +261,15 @@ def test_list_goal_does_not_ask_for_what_the_user_said(env):
 
 def test_update_always_states_the_new_value(env):
     tr = env.new_session().call("search_travelers", {})["items"][0]
-    steps = [Step("search_travelers", {"email": tr["email"]}, [], "discover"),
-             Step("update_traveler", {"traveler_id": {REF: [0, "items", 0, "traveler_id"]},
-                                      "phone": "+1-555-010-0199"}, [0], "goal")]
+    steps = [
+        Step("search_travelers", {"email": tr["email"]}, [], "discover"),
+        Step(
+            "update_traveler",
+            {"traveler_id": {REF: [0, "items", 0, "traveler_id"]}, "phone": "+1-555-010-0199"},
+            [0],
+            "goal",
+        ),
+    ]
     g = _run(env, steps, {"traveler.email": tr["email"], "update_traveler.phone": "+1-555-010-0199"})
     for seed in range(8):
         z = realize_goal(env.spec, g, seed=seed, hide_rate=1.0)
@@ -233,13 +281,29 @@ def test_create_goal_names_the_new_row_not_its_parent(env):
     s = env.new_session()
     tr = s.call("search_travelers", {})["items"][0]
     room = s.call("list_rooms", {"available": True})["items"][0]
-    steps = [Step("search_travelers", {"email": tr["email"]}, [], "discover"),
-             Step("get_room", {"room_id": room["room_id"]}, [], "discover"),
-             Step("reserve_room", {"traveler_id": {REF: [0, "items", 0, "traveler_id"]},
-                                   "room_id": {REF: [1, "room_id"]}, "check_in": "2026-07-08",
-                                   "check_out": "2026-07-09", "guests": 1}, [0, 1], "goal")]
-    facts = {"traveler.email": tr["email"], "room.room_id": room["room_id"], "reserve_room.check_in": "2026-07-08",
-             "reserve_room.check_out": "2026-07-09", "reserve_room.guests": 1}
+    steps = [
+        Step("search_travelers", {"email": tr["email"]}, [], "discover"),
+        Step("get_room", {"room_id": room["room_id"]}, [], "discover"),
+        Step(
+            "reserve_room",
+            {
+                "traveler_id": {REF: [0, "items", 0, "traveler_id"]},
+                "room_id": {REF: [1, "room_id"]},
+                "check_in": "2026-07-08",
+                "check_out": "2026-07-09",
+                "guests": 1,
+            },
+            [0, 1],
+            "goal",
+        ),
+    ]
+    facts = {
+        "traveler.email": tr["email"],
+        "room.room_id": room["room_id"],
+        "reserve_room.check_in": "2026-07-08",
+        "reserve_room.check_out": "2026-07-09",
+        "reserve_room.guests": 1,
+    }
     g = _run(env, steps, facts)
     for seed in range(8):
         z = realize_goal(env.spec, g, seed=seed, hide_rate=0.0)

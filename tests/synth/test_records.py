@@ -22,31 +22,78 @@ _TOOL_CALL = {
     "properties": {
         "id": {"type": "string", "minLength": 1},
         "type": {"const": "function"},
-        "function": {"type": "object", "required": ["name", "arguments"], "additionalProperties": False,
-                     "properties": {"name": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"},
-                                    "arguments": {"type": "string"}}},
+        "function": {
+            "type": "object",
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"},
+                "arguments": {"type": "string"},
+            },
+        },
     },
 }
 OPENAI_MESSAGE = {
     "oneOf": [
-        {"type": "object", "required": ["role", "content"], "additionalProperties": False,
-         "properties": {"role": {"const": "system"}, "content": {"type": "string"}, "name": {"type": "string"}}},
-        {"type": "object", "required": ["role", "content"], "additionalProperties": False,
-         "properties": {"role": {"const": "user"}, "content": {"type": "string"}, "name": {"type": "string"}}},
-        {"type": "object", "required": ["role"], "additionalProperties": False,
-         "properties": {"role": {"const": "assistant"}, "content": {"type": ["string", "null"]},
-                        "name": {"type": "string"}, "tool_calls": {"type": "array", "items": _TOOL_CALL}}},
-        {"type": "object", "required": ["role", "content", "tool_call_id"], "additionalProperties": False,
-         "properties": {"role": {"const": "tool"}, "content": {"type": "string"},
-                        "tool_call_id": {"type": "string"}}},
+        {
+            "type": "object",
+            "required": ["role", "content"],
+            "additionalProperties": False,
+            "properties": {
+                "role": {"const": "system"},
+                "content": {"type": "string"},
+                "name": {"type": "string"},
+            },
+        },
+        {
+            "type": "object",
+            "required": ["role", "content"],
+            "additionalProperties": False,
+            "properties": {
+                "role": {"const": "user"},
+                "content": {"type": "string"},
+                "name": {"type": "string"},
+            },
+        },
+        {
+            "type": "object",
+            "required": ["role"],
+            "additionalProperties": False,
+            "properties": {
+                "role": {"const": "assistant"},
+                "content": {"type": ["string", "null"]},
+                "name": {"type": "string"},
+                "tool_calls": {"type": "array", "items": _TOOL_CALL},
+            },
+        },
+        {
+            "type": "object",
+            "required": ["role", "content", "tool_call_id"],
+            "additionalProperties": False,
+            "properties": {
+                "role": {"const": "tool"},
+                "content": {"type": "string"},
+                "tool_call_id": {"type": "string"},
+            },
+        },
     ]
 }
 OPENAI_TOOL = {
-    "type": "object", "required": ["type", "function"], "additionalProperties": False,
-    "properties": {"type": {"const": "function"},
-                   "function": {"type": "object", "required": ["name", "parameters"],
-                                "properties": {"name": {"type": "string"}, "description": {"type": "string"},
-                                               "parameters": {"type": "object"}}}},
+    "type": "object",
+    "required": ["type", "function"],
+    "additionalProperties": False,
+    "properties": {
+        "type": {"const": "function"},
+        "function": {
+            "type": "object",
+            "required": ["name", "parameters"],
+            "properties": {
+                "name": {"type": "string"},
+                "description": {"type": "string"},
+                "parameters": {"type": "object"},
+            },
+        },
+    },
 }
 
 # A Hermes / Qwen2.5-style tool-calling chat template (kept here: no download).
@@ -125,7 +172,9 @@ def test_every_row_is_openai_chat_format(synth):
 def test_rows_render_through_a_tool_calling_chat_template(synth):
     _, rows, _ = synth
     # as transformers renders chat templates: a sandbox with trim_blocks / lstrip_blocks
-    tpl = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(HERMES_TEMPLATE)
+    tpl = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(
+        HERMES_TEMPLATE
+    )
     for row in rows[:20]:
         text = tpl.render(messages=row["messages"], tools=row["tools"])
         n_calls = sum(len(m.get("tool_calls") or []) for m in row["messages"])
@@ -133,7 +182,7 @@ def test_rows_render_through_a_tool_calling_chat_template(synth):
         assert text.count("<tool_response>") == n_calls
         assert text.count("<|im_start|>assistant") == sum(m["role"] == "assistant" for m in row["messages"])
         for m in row["messages"]:
-            for c in m.get("tool_calls") or []:
+            for _c in m.get("tool_calls") or []:
                 payload = text.split("<tool_call>\n", 1)[1].split("\n</tool_call>", 1)[0]
                 assert json.loads(payload)["name"]  # the rendered call is JSON
                 break
@@ -157,7 +206,7 @@ def test_eval_holds_out_whole_environments(synth):
     for row in rows:
         env_split.setdefault(row["env_id"], set()).add(splits[row["task_id"]])
     assert sum("eval" in s for s in env_split.values()) == 1
-    for env_id, s in env_split.items():
+    for s in env_split.values():
         assert s == {"eval"} or "eval" not in s
     assert res.split_counts["eval"] > 0 and res.split_counts["sft"] > 0
 

@@ -22,8 +22,24 @@ N = 200
 
 
 def _cmd(tasks: Path, root: Path) -> list[str]:
-    return [sys.executable, "-m", "envfactory", "synth", "--domain", "travel", "--env", "trip_desk",
-            "--tasks", str(tasks), "--n", str(N), "--out-root", str(root), "--name", "resume"]
+    return [
+        sys.executable,
+        "-m",
+        "envfactory",
+        "synth",
+        "--domain",
+        "travel",
+        "--env",
+        "trip_desk",
+        "--tasks",
+        str(tasks),
+        "--n",
+        str(N),
+        "--out-root",
+        str(root),
+        "--name",
+        "resume",
+    ]
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
@@ -51,8 +67,9 @@ def test_killed_and_resumed_run_equals_an_uninterrupted_run(tmp_path):
     killed_root, clean_root = tmp_path / "killed", tmp_path / "clean"
     shard = killed_root / "resume" / ".synth" / "shards" / "travel__trip_desk.jsonl"
     env = {**os.environ, "ENVFACTORY_ROOT": str(REPO)}
-    proc = subprocess.Popen(_cmd(tasks, killed_root), cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        _cmd(tasks, killed_root), cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 120
         while _lines(shard) < 10:  # bounded wait for the run to be part way through

@@ -42,12 +42,21 @@ def test_oracle_rollouts_earn_full_reward_and_end_with_the_assistant(env, tasks)
 def test_oracle_asks_for_a_hidden_fact_before_the_call_that_uses_it(env, tasks):
     checked = 0
     for t in tasks:
-        for key, value in t.persona.hidden_facts.items():
+        for value in t.persona.hidden_facts.values():
             tr = run_rollout(t, env, policy=OraclePolicy())
             msgs = tr.messages
-            first_use = next(i for i, m in enumerate(msgs) if m["role"] == "assistant" and any(
-                value in json.loads(c["function"]["arguments"]).values() for c in m.get("tool_calls") or []))
-            reveal = next(i for i, m in enumerate(msgs) if m["role"] == "user" and format_plain(value) in m["content"])
+            first_use = next(
+                i
+                for i, m in enumerate(msgs)
+                if m["role"] == "assistant"
+                and any(
+                    value in json.loads(c["function"]["arguments"]).values()
+                    for c in m.get("tool_calls") or []
+                )
+            )
+            reveal = next(
+                i for i, m in enumerate(msgs) if m["role"] == "user" and format_plain(value) in m["content"]
+            )
             assert reveal < first_use
             assert msgs[reveal - 1]["role"] == "assistant" and msgs[reveal - 1]["content"].endswith("?")
             assert not any(format_plain(value) in m["content"] for m in msgs[:reveal] if m["role"] == "user")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from envfactory.graph import SamplerConfig
 from envfactory.llm import (
     ErrorReply,
     OpenAICompatModel,
@@ -20,16 +21,17 @@ from envfactory.llm import (
     ScriptedOpenAIServer,
     ScriptedToolCall,
 )
-from envfactory.graph import SamplerConfig
 from envfactory.runtime import load_environment
-from envfactory.synth import TaskConfig
 from envfactory.spec import write_tasks
+from envfactory.synth import TaskConfig
 from envfactory.synth.calibrate import measure_pass_rate, predicted_after
 from envfactory.synth.decontam import build_ngram_index
 from envfactory.synth.tasks import build_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
-IDX = build_ngram_index({"bfcl": ["Find the area of a triangle with a base of 10 units and height of 5 units."]})
+IDX = build_ngram_index(
+    {"bfcl": ["Find the area of a triangle with a base of 10 units and height of 5 units."]}
+)
 SEED, N, K = 0, 4, 2
 # The topology sampler without intent-first plans (long chains): tasks whose structural estimate is low.
 CFG = TaskConfig(sampler=SamplerConfig())
@@ -86,7 +88,9 @@ def scripted_solver(tasks, modes):
 def _build(env, seed_tasks, **kw):
     with ScriptedOpenAIServer(fallback=scripted_solver(seed_tasks, MODES)) as srv:
         model = OpenAICompatModel(srv.base_url, "scripted-solver", max_retries=0)
-        return build_tasks([env], n=N, seed=SEED, index=IDX, config=CFG, model=model, solver_rollouts=K, **kw), srv
+        return build_tasks(
+            [env], n=N, seed=SEED, index=IDX, config=CFG, model=model, solver_rollouts=K, **kw
+        ), srv
 
 
 def test_measured_rates_come_from_the_rollouts(env, seed_tasks):
@@ -103,8 +107,9 @@ def test_measured_rates_come_from_the_rollouts(env, seed_tasks):
     assert s["successes"] == 3 and s["model_errors"] == K and s["errors"] == 0
     assert s["successes"] + s["wrong"] + s["turn_limit"] + s["model_errors"] == N * K
     assert s["mean_measured"] == pytest.approx(sum(EXPECTED[m] for m in MODES) / N, abs=1e-4)
-    assert s["mean_predicted"] == pytest.approx(sum(t.difficulty.predicted_pass_rate for t in seed_tasks) / N,
-                                                abs=1e-4)
+    assert s["mean_predicted"] == pytest.approx(
+        sum(t.difficulty.predicted_pass_rate for t in seed_tasks) / N, abs=1e-4
+    )
     assert "scripted outage" in " ".join(s["error_samples"])
     u = s["usage"]
     assert u["calls"] > N * K and u["failed"] == K and u["prompt_tokens"] > 0 and u["completion_tokens"] > 0
@@ -129,7 +134,9 @@ def test_the_milp_uses_the_measured_rates(env, seed_tasks):
         # edited: a new task, not measured again; the MILP's target is on the measured scale
         assert d.measured_pass_rate is None
         assert d.features["measured_before"] == EXPECTED[mode]
-        assert d.features["predicted_target"] == pytest.approx(predicted_after(EXPECTED[mode], d.calibration_action))
+        assert d.features["predicted_target"] == pytest.approx(
+            predicted_after(EXPECTED[mode], d.calibration_action)
+        )
     assert "mean_target_after" in res.report.solver
 
 
@@ -149,7 +156,9 @@ def test_model_errors_are_failures_not_crashes(env, seed_tasks):
 
 def test_no_model_path_is_unchanged(env, tmp_path):
     a = build_tasks([env], n=N, seed=SEED, index=IDX, config=CFG)
-    b = build_tasks([env], n=N, seed=SEED, index=IDX, config=CFG, solver_rollouts=K)  # ignored without a model
+    b = build_tasks(
+        [env], n=N, seed=SEED, index=IDX, config=CFG, solver_rollouts=K
+    )  # ignored without a model
     pa, pb = write_tasks(a.tasks, tmp_path / "a.jsonl"), write_tasks(b.tasks, tmp_path / "b.jsonl")
     assert pa.read_bytes() == pb.read_bytes()
     assert not a.report.solver and not b.report.solver and not b.report.model_usage
@@ -162,15 +171,49 @@ def test_cli_solver_rollouts(tmp_path, monkeypatch):
     from envfactory.cli import app
 
     monkeypatch.chdir(ROOT)
-    res = CliRunner().invoke(app, ["tasks", "--domain", "travel", "--env", "trip_desk", "--n", "2",
-                                   "--solver-rollouts", "2", "--out", str(tmp_path / "x.jsonl")])
+    res = CliRunner().invoke(
+        app,
+        [
+            "tasks",
+            "--domain",
+            "travel",
+            "--env",
+            "trip_desk",
+            "--n",
+            "2",
+            "--solver-rollouts",
+            "2",
+            "--out",
+            str(tmp_path / "x.jsonl"),
+        ],
+    )
     assert res.exit_code != 0 and "needs a model" in res.output
     give_up = Reply("Sorry, I can't help with that.")  # scripted: every request, rewrites included
     with ScriptedOpenAIServer(fallback=give_up) as srv:
-        res = CliRunner().invoke(app, ["tasks", "--domain", "travel", "--env", "trip_desk", "--n", str(N),
-                                       "--seed", str(SEED), "--model", "scripted-solver", "--base-url", srv.base_url,
-                                       "--solver-rollouts", str(K), "--no-calibrate",
-                                       "--out", str(tmp_path / "t.jsonl")], env={"COLUMNS": "200"})
+        res = CliRunner().invoke(
+            app,
+            [
+                "tasks",
+                "--domain",
+                "travel",
+                "--env",
+                "trip_desk",
+                "--n",
+                str(N),
+                "--seed",
+                str(SEED),
+                "--model",
+                "scripted-solver",
+                "--base-url",
+                srv.base_url,
+                "--solver-rollouts",
+                str(K),
+                "--no-calibrate",
+                "--out",
+                str(tmp_path / "t.jsonl"),
+            ],
+            env={"COLUMNS": "200"},
+        )
     assert res.exit_code == 0, res.output
     assert "solver pass rate (k=2" in res.output and "tasks measured" in res.output
     assert "model usage (whole build)" in res.output and "model errors" in res.output

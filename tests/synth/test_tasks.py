@@ -13,7 +13,9 @@ from envfactory.synth.decontam import build_ngram_index
 from envfactory.synth.tasks import build_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
-IDX = build_ngram_index({"bfcl": ["Find the area of a triangle with a base of 10 units and height of 5 units."]})
+IDX = build_ngram_index(
+    {"bfcl": ["Find the area of a triangle with a base of 10 units and height of 5 units."]}
+)
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +86,9 @@ def test_cli_writes_jsonl_and_prints_the_report(tmp_path, monkeypatch):
 
     monkeypatch.chdir(ROOT)
     out = tmp_path / "t.jsonl"
-    res = CliRunner().invoke(app, ["tasks", "--domain", "travel", "--env", "trip_desk", "--n", "25", "--out", str(out)])
+    res = CliRunner().invoke(
+        app, ["tasks", "--domain", "travel", "--env", "trip_desk", "--n", "25", "--out", str(out)]
+    )
     assert res.exit_code == 0, res.output
     assert "dropped" in res.output and "sample goals" in res.output and "before" in res.output
     assert len(list(load_tasks(out))) == 25

@@ -11,14 +11,26 @@ from envfactory.synth.user_sim import UserSimulator, fact_name, match_asked_fact
 
 def make_task(style: str = "polite") -> Task:
     return Task(
-        task_id="t-1", domain="travel", env="trip_desk",
-        persona=Persona(name="Ann Lee", style=style,
-                        known_facts={"traveler.first_name": "Ann", "flight.cabin": "business"},
-                        hidden_facts={"traveler.email": "ann.lee@example.org", "create_booking.passengers": 3}),
+        task_id="t-1",
+        domain="travel",
+        env="trip_desk",
+        persona=Persona(
+            name="Ann Lee",
+            style=style,
+            known_facts={"traveler.first_name": "Ann", "flight.cabin": "business"},
+            hidden_facts={"traveler.email": "ann.lee@example.org", "create_booking.passengers": 3},
+        ),
         goal="Book Ann on the business flight to Lisbon, then check her in.",
-        subgoals=[SubGoal(text="Please book me on the business flight to Lisbon.", steps=[0], reveals=["traveler.email"]),
-                  SubGoal(text="Now check me in for it.", steps=[1])],
-        gold=[GoldStep(tool="create_booking", args={"traveler_id": "TR1"}), GoldStep(tool="check_in_booking", args={})],
+        subgoals=[
+            SubGoal(
+                text="Please book me on the business flight to Lisbon.", steps=[0], reveals=["traveler.email"]
+            ),
+            SubGoal(text="Now check me in for it.", steps=[1]),
+        ],
+        gold=[
+            GoldStep(tool="create_booking", args={"traveler_id": "TR1"}),
+            GoldStep(tool="check_in_booking", args={}),
+        ],
         reward=RewardSpec(gold_state_hash="a", initial_state_hash="b"),
         difficulty=Difficulty(predicted_pass_rate=0.5),
     )
