@@ -17,6 +17,7 @@ after unwrapping a one-property wrapper object (``{"transaction": {...}}``) and 
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
@@ -97,7 +98,7 @@ def drop_reasons(docs: Iterable[DocFidelity]) -> dict[str, int]:
     out: dict[str, int] = {}
     for d in docs:
         for x in d.dropped:
-            head = x.reason.split(" (", 1)[0].split(": ", 1)[0].split("'", 1)[0].strip()[:80]
+            head = re.sub(r"'[^']*'", "X", x.reason).split(" (", 1)[0].split(": ", 1)[0].strip()[:80]
             out[f"{x.stage}: {head}"] = out.get(f"{x.stage}: {head}", 0) + 1
     return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
 

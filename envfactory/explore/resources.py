@@ -300,10 +300,10 @@ def _read_verb_path(plan: OpPlan, head: str, rest: str) -> OpPlan:
     key = id_param(plan.op, plan.entity)
     if head in ("get", "fetch", "retrieve") and key is not None:
         plan.kind, plan.key_param = "get", key
-    elif head in ("list", "search", "find") or answers_list(plan.op):
-        plan.kind = "list"
+    elif head in ("list", "search", "find") or answers_list(plan.op) or entity_name(rest) != snake(rest):
+        plan.kind = "list"  # get_all_topics, get_notifications: a plural names a list
     else:
-        plan.reason = f"{head}_{rest!s} reads one object that no id selects"
+        plan.reason = f"{head}_{rest!s} documents no id of the {plan.entity.replace('_', ' ')} it reads"
     return plan
 
 
