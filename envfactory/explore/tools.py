@@ -86,6 +86,23 @@ def status_field(ent: EntityDraft) -> FieldDraft | None:
     return None
 
 
+def _fold(v: str) -> str:
+    return v.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def _doc(enum: list[str] | None, value: str) -> str | None:
+    """The document's spelling of an action-table value (``SENT`` for ``sent``), None if absent."""
+    want = _fold(value)
+    return next((e for e in enum or [] if _fold(e) == want), None)
+
+
+def _styled(enum: list[str], value: str) -> str:
+    """A value added to a documented enum, written in the document's case style."""
+    if enum and all(e.isupper() for e in enum if any(c.isalpha() for c in e)):
+        return value.upper()
+    return value
+
+
 def _pdesc(p: Parameter | None, fallback: str) -> str:
     d = first_sentence(p.description, 160) if p is not None else ""
     return d or fallback
@@ -369,9 +386,9 @@ def prepare_actions(plans: list[OpPlan], ents: dict[str, EntityDraft], warnings:
         sf = status_field(ent)
         if sf is not None and sf.type == FieldType.enum:
             for r in rules:
-                if not any(x in sf.enum for x in r.targets) and not any(
+                if not any(_doc(sf.enum, x) for x in r.targets) and not any(
                         fl in ent.fields and ent.fields[fl].type == FieldType.boolean for fl in r.flags):
-                    sf.enum = [*sf.enum, r.targets[0]]
+                    sf.enum = [*sf.enum, _styled(sf.enum, r.targets[0])]
                     warnings.append(f"{name}.{sf.name}: added {r.targets[0]!r} to its enum for action {r.verb!r}")
             continue
         if sf is None and all(any(fl in ent.fields and ent.fields[fl].type == FieldType.boolean for fl in r.flags)
@@ -395,14 +412,14 @@ def _action_semantics(ent: EntityDraft, rule) -> tuple[list[Condition], list[Eff
     effects: list[Effect] = []
     conds: list[Condition] = []
     note = ""
-    if sf is not None and sf.type == FieldType.enum and any(x in sf.enum for x in rule.targets):
-        target = next(x for x in rule.targets if x in sf.enum)
-        allowed = [s for s in rule.allowed_from if s in sf.enum and s != target]
+    if sf is not None and sf.type == FieldType.enum and any(_doc(sf.enum, x) for x in rule.targets):
+        target = next(d for d in (_doc(sf.enum, x) for x in rule.targets) if d)
+        allowed = [d for d in (_doc(sf.enum, x) for x in rule.allowed_from) if d and d != target]
         if allowed:
             conds.append(Condition(field=sf.name, op="in", value=allowed))
             note = f"sets {sf.name} to '{target}'; only allowed while {sf.name} is one of {allowed}"
         else:
-            blocked = [target] + [s for s in sf.enum if s in TERMINAL and s != target]
+            blocked = [target] + [s for s in sf.enum if _fold(s) in TERMINAL and s != target]
             conds.append(Condition(field=sf.name, op="not_in", value=blocked))
             note = f"sets {sf.name} to '{target}'; fails while {sf.name} is one of {blocked}"
         effects.append(Effect(field=sf.name, set=target))
@@ -443,10 +460,10 @@ def _writes_guard(ent: EntityDraft, rule) -> tuple[list[Condition], str]:
     sf = status_field(ent)
     if sf is None or sf.type != FieldType.enum or not sf.enum:
         return [], ""
-    allowed = [s for s in rule.allowed_from if s in sf.enum]
+    allowed = [d for d in (_doc(sf.enum, x) for x in rule.allowed_from) if d]
     if allowed and len(allowed) < len(sf.enum):
         return [Condition(field=sf.name, op="in", value=allowed)], f"only allowed while {sf.name} is one of {allowed}"
-    blocked = [s for s in sf.enum if s in DEAD]
+    blocked = [s for s in sf.enum if _fold(s) in DEAD]
     if blocked and len(blocked) < len(sf.enum):
         return [Condition(field=sf.name, op="not_in", value=blocked)], f"fails while {sf.name} is one of {blocked}"
     return [], ""
@@ -555,7 +572,7 @@ def create_effects(t: ToolDraft, ent: EntityDraft) -> None:
         if f.name == ent.pk or f.name in covered:
             continue
         if f is sf and f.type == FieldType.enum:
-            init = next((s for s in _INITIAL if s in f.enum), f.enum[0])
+            init = next((d for d in (_doc(f.enum, x) for x in _INITIAL) if d), f.enum[0])
             if any(p.field == f.name for p in t.params):
                 f.default = init
             else:
