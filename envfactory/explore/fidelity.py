@@ -18,8 +18,9 @@ after unwrapping a one-property wrapper object (``{"transaction": {...}}``) and 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..ingest import ApiDoc, Operation
 from ..spec import EnvSpec, ToolSpec
@@ -63,7 +64,7 @@ class DocFidelity:
     dropped: list[DroppedOp] = field(default_factory=list)
     disagreements: list[str] = field(default_factory=list)  # "POST /x: name required in the document, optional in the tool"
 
-    def add(self, other: "DocFidelity") -> None:
+    def add(self, other: DocFidelity) -> None:
         for k in ("operations", "tools_made", "verified", "body_documented", "body_kept", "required_checked",
                   "required_agree", "enums_documented", "enums_kept", "enums_invented"):
             setattr(self, k, getattr(self, k) + getattr(other, k))
@@ -257,7 +258,7 @@ def build_fidelity(docs: list[ApiDoc], explore_excluded: Iterable[Any], made: li
                 fid.tools_made += 1
             if k in shipped_ops:
                 fid.verified += 1
-                spec, tool = shipped_ops[k]
+                _, tool = shipped_ops[k]
                 if tool.kind.value in _WRITES:
                     _compare_body(op, tool, fid)
                 continue
@@ -273,7 +274,7 @@ def _why(k: tuple[str, str], made_ops: dict, excluded: dict[tuple[str, str], str
             if (spec.name, tool.name) in verify_dropped:
                 return DroppedOp(k[1], "verify", f"{tool.name} failed verification: "
                                  f"{verify_dropped[(spec.name, tool.name)][:200]}")
-        for spec, tool in made_ops[k]:
+        for spec, _tool in made_ops[k]:
             if spec.name in env_dropped:
                 return DroppedOp(k[1], "environment", f"environment {spec.name} did not ship: "
                                  f"{env_dropped[spec.name][:200]}")

@@ -57,7 +57,7 @@ PAGING_PARAMS = {
     "alt", "quota_user", "user_ip", "oauth_token", "upload_protocol", "upload_type", "xgafv", "format", "count",
     "with_count", "total", "include_total", "page_limit", "first", "last", "skip", "top", "take", "size",
     "continuation_token", "x_http_method_override", "prettyprint", "debug", "dry_run", "idempotency_key",
-    "orderby", "sortby", "sort_field", "sort_key", "sort_direction", "sort_dir", "order_direction", "order_dir",
+    "orderby", "sortby", "sort_field", "sort_key", "sort_direction", "order_direction", "order_dir",
     "page_index", "pageindex", "pagenumber", "start_index", "maxresults", "max_page_size", "page_offset",
     "fields_to_return", "response_fields", "expand_fields", "include_fields", "exclude_fields", "field_mask",
     "filter_expression", "search_after",

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from ..ingest import Parameter
 from ..spec import Condition, Effect, FieldType
 from .actions import ACTION_RULES, DEAD, TERMINAL, VERB_NOUNS, participles, rule_for
-from .entities import EntityDraft, FieldDraft, field_from_schema, parent_field_name, props_of, schema_type, unwrap
+from .entities import (
+    EntityDraft,
+    FieldDraft,
+    field_from_schema,
+    parent_field_name,
+    props_of,
+    schema_type,
+    unwrap,
+)
 from .fidelity import documented_body
 from .naming import first_sentence, is_ident, plural, singular, snake
 from .resources import PAGING_PARAMS, OpPlan
@@ -185,7 +193,8 @@ def _body_fields(plan: OpPlan, ent: EntityDraft) -> tuple[list[tuple[str, str]],
         op = plan.op
         has_body = bool(props_of(op.request_body)[0]) or any(p.location == "body" for p in op.parameters)
         return [], set(), has_body
-    out, required = [], set()
+    out: list[tuple[str, str]] = []
+    required: set[str] = set()
     for k, sch in props.items():
         fn = snake(k)
         if fn not in ent.fields:
@@ -388,7 +397,7 @@ def prepare_actions(plans: list[OpPlan], ents: dict[str, EntityDraft], warnings:
             for r in rules:
                 if not any(_doc(sf.enum, x) for x in r.targets) and not any(
                         fl in ent.fields and ent.fields[fl].type == FieldType.boolean for fl in r.flags):
-                    sf.enum = [*sf.enum, _styled(sf.enum, r.targets[0])]
+                    sf.enum = [*(sf.enum or []), _styled(sf.enum or [], r.targets[0])]
                     warnings.append(f"{name}.{sf.name}: added {r.targets[0]!r} to its enum for action {r.verb!r}")
             continue
         if sf is None and all(any(fl in ent.fields and ent.fields[fl].type == FieldType.boolean for fl in r.flags)

@@ -151,7 +151,7 @@ def _explore_docs(docs: list[ApiDoc], domain: str, seed: int, report: BuildRepor
             if progress:
                 progress("document", Path(d.source).name)
         if explored is not None:
-            explored.excluded += [ExcludedOp(d.source, op.key, f"no environment could be derived from the document")
+            explored.excluded += [ExcludedOp(d.source, op.key, "no environment could be derived from the document")
                                   for d in docs for op in d.operations]
         return specs
     if explored is not None:
