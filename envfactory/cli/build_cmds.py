@@ -149,6 +149,8 @@ def build(
     name: str = typer.Option("custom", "--name", help="With --source: the domain name the environments get."),
     verify: bool = typer.Option(True, "--verify/--no-verify", help="Verify tools and ship only the ones that pass."),
     seed: int = typer.Option(0, "--seed", help="Seed for seed data and every random choice."),
+    row_scale: float = typer.Option(1.0, "--row-scale", min=0.01,
+                                    help="Scale the seed rows of every entity (0.1: a tenth; a quick corpus build)."),
     max_envs: Optional[int] = typer.Option(None, "--max-envs", help="Keep at most this many environments per document (per domain graph when documents are merged)."),
     resources: Optional[Path] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
     domains: Optional[Path] = typer.Option(None, "--domains", help="Output root (default ./domains)."),
@@ -181,7 +183,7 @@ def build(
         bar = _Bar(p)
         if source:
             reports.append(build_source(source, out_dir=out or dom_root / name, domain=name, seed=seed, verify=verify,
-                                        progress=bar, max_envs_per_doc=max_envs, agent=agent))
+                                        progress=bar, max_envs_per_doc=max_envs, agent=agent, row_scale=row_scale))
         else:
             if all_:
                 if not res_root.is_dir():
@@ -192,7 +194,7 @@ def build(
             for n in names:
                 bar.prefix = f"{n}: " if len(names) > 1 else ""
                 reports.append(build_domain(n, resources_root=res_root, domains_root=dom_root, seed=seed, verify=verify,
-                                            progress=bar, max_envs_per_doc=max_envs, agent=agent))
+                                            progress=bar, max_envs_per_doc=max_envs, agent=agent, row_scale=row_scale))
     _print(reports)
     _print_fidelity(reports)
     if not any(r.envs for r in reports):
