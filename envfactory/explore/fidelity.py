@@ -172,9 +172,7 @@ def _doc_enum(s: dict) -> list[str] | None:
 
 def _match_param(tool: ToolSpec, prop: str):
     n = snake_name(prop)
-    for p in tool.params:
-        if p.key:
-            continue
+    for p in tool.params:  # a body property that is the tool's key (``{"consent_id": ...}``) is kept as it
         if p.name in (prop, n) or (p.field is not None and p.field in (prop, n)):
             return p
     return None
