@@ -24,11 +24,13 @@ from typing import Any
 
 from ..ingest import ApiDoc, Operation
 from ..spec import EnvSpec, ToolSpec
-from .naming import snake
+from .naming import singular, snake
 
 __all__ = ["DocFidelity", "FidelityReport", "DroppedOp", "build_fidelity", "documented_body", "snake_name", "drop_reasons"]
 
 _WRITES = ("create", "update", "action", "delete")
+_WRAPPER_KEYS = {"data", "item", "resource", "record", "body", "payload", "object", "entity", "input", "request",
+                 "attributes", "fields", "properties"}
 
 
 def snake_name(name: str) -> str:
@@ -140,10 +142,13 @@ def documented_body(op: Operation) -> tuple[dict[str, dict], set[str]]:
         params = [p for p in op.parameters if p.location == "body"]
         props = {p.name: dict(p.schema_ or {}) for p in params}
         req = {p.name for p in params if p.required}
+    words = {singular(snake(w)) for w in re.split(r"[/.:{}]", op.path) if w}
     for _ in range(3):  # {"transaction": {...}} and JSON:API {"data": {"attributes": {...}}}
         if len(props) != 1:
             break
         (only, inner), = props.items()
+        if snake(only) not in _WRAPPER_KEYS and singular(snake(only)) not in words:
+            break  # {"settings": {...}} on /teams/{id}: one real property, not a wrapper
         inner_props, inner_req = _props(inner)
         if not inner_props:
             break
