@@ -70,6 +70,42 @@ def _print(reports: list[BuildReport]) -> None:
                   f"from {docs - failed}/{docs} documents ({failed} failed) in {secs:.1f}s")
 
 
+def _pct(a: int, b: int) -> str:
+    return f"{a}/{b} ({100 * a / b:.1f}%)" if b else "0/0"
+
+
+def _print_fidelity(reports: list[BuildReport]) -> None:
+    """Fidelity to the documents: one row per document, then the totals and why operations were dropped."""
+    from rich.table import Table
+
+    from ..explore import DocFidelity, drop_reasons
+
+    docs = [d for r in reports for d in r.fidelity.documents]
+    if not docs:
+        return
+    table = Table(title="Fidelity to the documents")
+    for col in ("document", "operations", "tools made", "verified", "body kept", "required agree", "enums kept",
+                "enums invented"):
+        table.add_column(col, justify="left" if col == "document" else "right", overflow="fold")
+    total = DocFidelity(source="total")
+    for d in docs:
+        total.add(d)
+    for d in [*docs, total]:
+        table.add_row(Path(d.source).name, str(d.operations), str(d.tools_made), _pct(d.verified, d.operations),
+                      _pct(d.body_kept, d.body_documented), _pct(d.required_agree, d.required_checked),
+                      _pct(d.enums_kept, d.enums_documented), str(d.enums_invented),
+                      end_section=d is docs[-1])
+    console.print(table)
+    built = sum(1 for r in reports for x in r.documents if x.ok)
+    console.print(f"fidelity: {built}/{sum(len(r.documents) for r in reports)} documents built; "
+                  f"{_pct(total.verified, total.operations)} documented operations are verified tools; "
+                  f"body properties kept {_pct(total.body_kept, total.body_documented)}; required flags agree "
+                  f"{_pct(total.required_agree, total.required_checked)}; enums kept "
+                  f"{_pct(total.enums_kept, total.enums_documented)}, {total.enums_invented} invented", highlight=False)
+    for reason, n in list(drop_reasons(docs).items())[:12]:
+        console.print(f"  dropped {n:>5}  {reason}", highlight=False)
+
+
 def _progress() -> Progress:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -122,6 +158,8 @@ def build(
     name: str = typer.Option("custom", "--name", help="With --source: the domain name the environments get."),
     verify: bool = typer.Option(True, "--verify/--no-verify", help="Verify tools and ship only the ones that pass."),
     seed: int = typer.Option(0, "--seed", help="Seed for seed data and every random choice."),
+    row_scale: float = typer.Option(1.0, "--row-scale", min=0.01,
+                                    help="Scale the seed rows of every entity (0.1: a tenth; a quick corpus build)."),
     max_envs: Optional[int] = typer.Option(None, "--max-envs", help="Keep at most this many environments per document (per domain graph when documents are merged)."),
     resources_arg: Optional[str] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
     domains_arg: Optional[str] = typer.Option(None, "--domains", help="Output root (default ./domains)."),
@@ -156,7 +194,7 @@ def build(
         bar = _Bar(p)
         if source:
             reports.append(build_source(source, out_dir=out or dom_root / name, domain=name, seed=seed, verify=verify,
-                                        progress=bar, max_envs_per_doc=max_envs, agent=agent))
+                                        progress=bar, max_envs_per_doc=max_envs, agent=agent, row_scale=row_scale))
         else:
             if all_:
                 if not res_root.is_dir():
@@ -167,8 +205,9 @@ def build(
             for n in names:
                 bar.prefix = f"{n}: " if len(names) > 1 else ""
                 reports.append(build_domain(n, resources_root=res_root, domains_root=dom_root, seed=seed, verify=verify,
-                                            progress=bar, max_envs_per_doc=max_envs, agent=agent))
+                                            progress=bar, max_envs_per_doc=max_envs, agent=agent, row_scale=row_scale))
     _print(reports)
+    _print_fidelity(reports)
     if not any(r.envs for r in reports):
         # every document failed: nothing was written, and a script should know
         raise typer.Exit(1)

@@ -21,7 +21,7 @@ from ..spec import FieldType
 from .naming import entity_name, first_sentence, is_ident, plural, singular, snake
 from .resources import OpPlan
 
-__all__ = ["FieldDraft", "EntityDraft", "infer_entities", "schema_type", "field_from_schema", "props_of",
+__all__ = ["fk_stem", "is_envelope_name", "FieldDraft", "EntityDraft", "infer_entities", "schema_type", "field_from_schema", "props_of",
            "unwrap", "parent_field_name", "MAX_FIELDS"]
 
 MAX_FIELDS = 24
@@ -35,6 +35,17 @@ _META = {"total", "count", "limit", "offset", "page", "next", "previous", "has_m
 _SKIP_PROPS = {"links", "_links", "_embedded", "meta", "etag", "self", "href", "object", "x_cycle", "kind"}
 _SCHEMA_SUFFIX = re.compile(r"(Response|Request|Input|Create|Update|Dto|DTO|Model|Object|Resource|Details|Detail|Full|"
                             r"Summary|Entity|Body|Payload|Output|Schema|Record|Info)$")
+
+
+# paging and envelope words of a list response: never fields of the rows inside it
+_ENVELOPE = re.compile(r"^(total|count|page|pages|next|prev|previous|has_more|has_next|cursor|links?|_links|meta|"
+                       r"limit|offset|per_page|page_size|page_count|pagination|paging)(_[a-z0-9_]+)?$|"
+                       r"_(count|total|cursor|token|url|link|links|page|pages)$|^(odata_|x_)")
+
+
+def is_envelope_name(name: str) -> bool:
+    """``total_items``, ``total_pages``, ``next_cursor``, ``links``: words of a list envelope."""
+    return name in _META or bool(_ENVELOPE.search(name))
 
 
 @dataclass
@@ -128,7 +139,7 @@ def unwrap(schema: Any, entity: str) -> dict | None:
         nxt = None
         for key in (plural(entity), entity, *_WRAPPERS):
             others = [n for n in names if n != key]
-            envelope = len(props) == 1 or all(n in _META for n in others)
+            envelope = len(props) == 1 or all(is_envelope_name(n) for n in others)
             if key in names and isinstance(props[names[key]], dict) and envelope:
                 inner = props[names[key]]
                 if _items(inner) is not None or props_of(inner)[0]:
@@ -138,7 +149,7 @@ def unwrap(schema: Any, entity: str) -> dict | None:
             arrays = [v for v in props.values() if isinstance(v, dict) and v.get("type") == "array"
                       and props_of(_items(v) or {})[0]]
             scalars = [k for k, v in props.items() if not (isinstance(v, dict) and v.get("type") == "array")]
-            if len(arrays) == 1 and all(snake(k) in _META for k in scalars):
+            if len(arrays) == 1 and all(is_envelope_name(snake(k)) for k in scalars):
                 nxt = arrays[0]
         if nxt is None:
             return s
@@ -354,14 +365,15 @@ def link_entities(ents: dict[str, EntityDraft], plans: list[OpPlan], warnings: l
             if f.ref or f.name == ent.pk:
                 continue
             target = None
-            if f.name.endswith("_id"):
-                base = f.name[:-3]
+            stem = fk_stem(f.name)
+            if stem is not None:
+                base = stem
                 for cand in (base, singular(base)):
                     if cand in ents:
                         target = cand
                         break
                 if target is None and f.type in (FieldType.string, FieldType.integer):
-                    target = _id_target(f.name, ent.name, ents, pk_owners)
+                    target = _id_target(f"{stem}_id", ent.name, ents, pk_owners)
             elif f.name in ents and f.type in (FieldType.string, FieldType.integer):
                 target = f.name
             elif f.link and f.link in ents and f.type in (FieldType.object, FieldType.string):
@@ -382,6 +394,16 @@ def link_entities(ents: dict[str, EntityDraft], plans: list[OpPlan], warnings: l
                 if f.ref == ent.name:
                     f.nullable = True
     _break_cycles(ents, warnings)
+
+
+_FK_SUFFIX = re.compile(r"^(.+?)_(id|gid|uuid|idfk|id_fk|fk|key_fk)$")
+
+
+def fk_stem(name: str) -> str | None:
+    """The entity word of a foreign-key name: ``project_id``, ``ProjectIDFK`` (``project_idfk``),
+    ``projectGid``, ``project_fk`` -> ``project``; None for other names."""
+    m = _FK_SUFFIX.match(name)
+    return m.group(1) if m else None
 
 
 def _id_target(fname: str, owner: str, ents: dict[str, EntityDraft], pk_owners: dict[str, list[str]]) -> str | None:

@@ -46,6 +46,8 @@ class ExploreResult:
     envs: list[EnvSpec] = field(default_factory=list)
     excluded: list[ExcludedOp] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # (environment, tool) -> the document the tool's operation comes from (for the fidelity report)
+    origins: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 def explore(doc: ApiDoc | list[ApiDoc], *, domain: str, seed: int = 0, max_tools: int = 40,
@@ -135,6 +137,8 @@ def _explore_graph(docs: list[ApiDoc], *, domain: str, seed: int, max_tools: int
         if spec is not None:
             taken.add(name)
             result.envs.append(spec)
+            shipped = {t.name for t in spec.tools}
+            result.origins.update({(name, t.name): t.plan.source for t in group if t.name in shipped})
     result.excluded += excluded
     result.warnings += [w for w in dict.fromkeys(warnings) if w not in result.warnings]
 

@@ -14,26 +14,40 @@ from dataclasses import dataclass, field
 from ..ingest import Operation
 from .actions import action_rule
 from .naming import entity_name, snake
+from .shapes import RPC_VERBS, VERB_PATH_HEADS, answers_list, id_param, is_singleton_read, summary_verb
 
 __all__ = ["OpPlan", "plan_operation", "PAGING_PARAMS", "SEARCH_WORDS"]
 
 _VERSION = re.compile(r"^(v\d+([._]\d+)*[a-z]*|api|apis|rest|\d+([._]\d+)*|latest|public|private|internal)$", re.I)
-_NOISE = re.compile(
-    r"(^|[/_.\-])(health|healthz|healthcheck|ping|readyz|livez|heartbeat|oauth2?|auth|authorize|token|tokens|login|logout|"
-    r"signin|signout|sign_in|sign_out|webhooks?|callbacks?|upload|uploads|download|downloads|metadata|\$metadata|"
-    r"openapi|swagger|well-known|\.well-known|version|versions|batch|bulk|export|import|watch|stream|"
-    r"websocket|sse|events_stream|password|passwords|mfa|otp|verify_email|jwks|introspect|revoke_token)($|[/_.\-])",
-    re.I,
-)
-_NOISE_REASON = {
-    "health": "health check", "healthz": "health check", "healthcheck": "health check", "ping": "health check",
-    "readyz": "health check", "livez": "health check", "heartbeat": "health check",
+# Operations with no state meaning, recognised by a whole path segment (never a word inside
+# a name: ``/health-records``, ``pre_authorize`` and ``set_password`` are real operations).
+_NOISE_ANYWHERE = {
     "webhook": "webhook registration", "webhooks": "webhook registration", "callback": "webhook callback",
     "callbacks": "webhook callback", "upload": "binary upload", "uploads": "binary upload",
-    "download": "binary download", "downloads": "binary download", "metadata": "API metadata",
-    "openapi": "API metadata", "swagger": "API metadata", "version": "API metadata", "versions": "API metadata",
-    "batch": "batch endpoint (the single-item operations cover it)", "bulk": "batch endpoint (the single-item operations cover it)",
-    "export": "bulk export", "import": "bulk import", "watch": "push-notification channel", "stream": "streaming endpoint",
+    "download": "binary download", "downloads": "binary download",
+    "batch": "batch endpoint (the single-item operations cover it)",
+    "bulk": "batch endpoint (the single-item operations cover it)",
+    "export": "bulk export", "exports": "bulk export", "import": "bulk import", "imports": "bulk import",
+    "watch": "push-notification channel", "stream": "streaming endpoint", "websocket": "streaming endpoint",
+    "sse": "streaming endpoint", "events_stream": "streaming endpoint",
+    "oauth": "authentication/session endpoint", "oauth2": "authentication/session endpoint",
+    "login": "authentication/session endpoint", "logout": "authentication/session endpoint",
+    "signin": "authentication/session endpoint", "signout": "authentication/session endpoint",
+    "sign_in": "authentication/session endpoint", "sign_out": "authentication/session endpoint",
+    "jwks": "authentication/session endpoint", "introspect": "authentication/session endpoint",
+    "revoke_token": "authentication/session endpoint", "mfa": "authentication/session endpoint",
+    "otp": "authentication/session endpoint", "token": "authentication/session endpoint",
+    "tokens": "authentication/session endpoint", "access_token": "authentication/session endpoint",
+}
+# ... and these only as the first word of the path (``/health``, ``/version``, ``/auth/...``)
+_NOISE_FIRST = {
+    "health": "health check", "healthz": "health check", "healthcheck": "health check", "ping": "health check",
+    "readyz": "health check", "livez": "health check", "heartbeat": "health check", "status": "health check",
+    "metadata": "API metadata", "$metadata": "API metadata", "openapi": "API metadata", "swagger": "API metadata",
+    "version": "API metadata", "versions": "API metadata", "well_known": "API metadata",
+    ".well-known": "API metadata", "auth": "authentication/session endpoint",
+    "authorize": "authentication/session endpoint", "authentication": "authentication/session endpoint",
+    "session": "authentication/session endpoint", "sessions": "authentication/session endpoint",
 }
 PAGING_PARAMS = {
     "limit", "offset", "page", "page_size", "per_page", "pagesize", "page_number", "page_token", "next_page_token",
@@ -43,6 +57,10 @@ PAGING_PARAMS = {
     "alt", "quota_user", "user_ip", "oauth_token", "upload_protocol", "upload_type", "xgafv", "format", "count",
     "with_count", "total", "include_total", "page_limit", "first", "last", "skip", "top", "take", "size",
     "continuation_token", "x_http_method_override", "prettyprint", "debug", "dry_run", "idempotency_key",
+    "orderby", "sortby", "sort_field", "sort_key", "sort_direction", "order_direction", "order_dir",
+    "page_index", "pageindex", "pagenumber", "start_index", "maxresults", "max_page_size", "page_offset",
+    "fields_to_return", "response_fields", "expand_fields", "include_fields", "exclude_fields", "field_mask",
+    "filter_expression", "search_after",
 }
 SEARCH_WORDS = {"search", "find", "query", "lookup", "filter", "list", "all", "autocomplete", "suggest"}
 _GET_WORDS = {"info", "get", "show", "retrieve", "read", "details", "detail", "fetch", "view", "lookup_by_id"}
@@ -109,11 +127,19 @@ def _noise(op: Operation) -> str | None:
         return f"{op.method.upper()} has no state meaning"
     if op.deprecated:
         return "deprecated operation"
-    for text in (op.path, op.operation_id or ""):
-        m = _NOISE.search(snake(text) if text is op.operation_id else text.lower())
-        if m:
-            word = m.group(2).lower().strip("$.")
-            return _NOISE_REASON.get(word, "authentication/session endpoint")
+    words = [w.lower() for w in re.split(r"[/.:]", op.path.split("?", 1)[0]) if w and not w.startswith("{")]
+    words = [w for i, w in enumerate(words) if not (i == 0 and _VERSION.match(w))]
+    while words and _VERSION.match(words[0]):
+        words = words[1:]
+    for i, w in enumerate(words):
+        key = snake(w) if w not in (".well-known", "$metadata") else w
+        if key in _NOISE_ANYWHERE:
+            return _NOISE_ANYWHERE[key]
+        if i == 0 and key in _NOISE_FIRST and (key not in ("status", "session", "sessions") or len(words) == 1):
+            if key.startswith("health") or key in ("ping", "readyz", "livez", "heartbeat", "status"):
+                if op.method != "get" or "{" in op.path:
+                    continue  # /health/records/{id}: a resource named health, not a probe
+            return _NOISE_FIRST[key]
     body = op.request_body or {}
     props = body.get("properties") if isinstance(body, dict) else None
     if isinstance(props, dict) and any(isinstance(s, dict) and s.get("format") == "binary" for s in props.values()):
@@ -193,6 +219,9 @@ def plan_operation(op: Operation) -> OpPlan:
         plan.kind = {"get": "get", "put": "update", "patch": "update", "post": "update", "delete": "delete"}.get(m)
         if plan.kind is None:
             plan.reason = f"{m.upper()} on an item"
+        elif m == "post" and summary_verb(op) == "create" and not _names_row(last, plan.entity):
+            # POST /consumers/{tenant} "Create consumer": the parameter is a scope, not a consumer
+            plan.kind, plan.key_param = "create", None
         return plan
     word = snake(last)
     prev = segs[-2] if len(segs) >= 2 else None
@@ -231,18 +260,97 @@ def plan_operation(op: Operation) -> OpPlan:
         plan.qualifier = word
         return plan
     if rule is not None and m in ("post", "put", "patch"):
-        plan.reason = f"action {word!r} without an item id in the path"
+        target = entity_name(prev[1]) if prev is not None and prev[0] == "s" else None
+        key = id_param(op, target) if target else None
+        if target and key:  # POST /transfer/cancel {"transfer_id": ...}: the id is in the body
+            plan.entity, plan.key_param, plan.kind, plan.verb, plan.word = target, key, "action", rule.verb, word
+        else:
+            plan.reason = f"action {word!r} names no row: no item id in the path or the body"
         return plan
+    if word in RPC_VERBS and prev is not None and prev[0] == "s" and m in ("post", "put", "patch", "get", "delete"):
+        return _slash_verb(plan, word, prev[1])
     plan.entity = entity_name(last)
+    return _collection(plan, word, prev, segs)
+
+
+def _names_row(param: str, entity: str) -> bool:
+    """``{consumer_id}``/``{id}``/``{consumerId}`` name a consumer; ``{tenant}`` does not."""
+    p = snake(param)
+    return p in ("id", "uuid", "gid", "key", "slug", "name", "code") or p.endswith(("_id", "_gid", "_uuid", "_key")) \
+        or p.startswith(entity) or p.endswith(("id", "sid"))
+
+
+def _slash_verb(plan: OpPlan, word: str, noun: str) -> OpPlan:
+    """``POST /item/get``, ``/sandbox/public_token/create``: the last word is the verb."""
+    op = plan.op
+    kind = RPC_VERBS[word]
+    plan.entity = entity_name(noun)
+    plan.rpc = True
+    if kind in ("get", "update", "delete"):
+        key = id_param(op, plan.entity)
+        if key is None:
+            if kind == "get" and answers_list(op):
+                plan.kind = "list"
+                return plan
+            plan.reason = f"{word!r} on {noun!r} names no id of the row it {'reads' if kind == 'get' else 'changes'}"
+            return plan
+        plan.key_param = key
+    plan.kind = kind
+    return plan
+
+
+def _read_verb_path(plan: OpPlan, head: str, rest: str) -> OpPlan:
+    plan.entity = entity_name(rest)
+    key = id_param(plan.op, plan.entity)
+    if head in ("get", "fetch", "retrieve") and key is not None:
+        plan.kind, plan.key_param = "get", key
+    elif head in ("list", "search", "find") or answers_list(plan.op) or entity_name(rest) != snake(rest):
+        plan.kind = "list"  # get_all_topics, get_notifications: a plural names a list
+    else:
+        plan.reason = f"{head}_{rest!s} documents no id of the {plan.entity.replace('_', ' ')} it reads"
+    return plan
+
+
+def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: list[tuple[str, str]]) -> OpPlan:
+    """A method on a collection path (``/tasks``): list, create, or an update/delete with the
+    id in the body or query; a POST that searches or reads is a list or a get."""
+    op, m = plan.op, plan.op.method
+    said = summary_verb(op)
+    head = word.split("_", 1)[0]
+    rest = word.split("_", 1)[1] if "_" in word else ""
+    if head in ("get", "list", "search", "find", "fetch", "retrieve") and rest and m in ("get", "post"):
+        return _read_verb_path(plan, head, rest)  # POST /get_club {"club_id": ...}
+    if m in ("post", "put") and head in VERB_PATH_HEADS and "_" in word and action_rule(word) is None:
+        plan.reason = (f"{word!r} is an operation (a verb), not a resource: it names no stored row "
+                       f"and its result is computed")
+        return plan
     if m == "get":
+        if is_singleton_read(op, word):
+            plan.reason = ("reads one object that no id selects (a singleton such as the current user or the "
+                           "settings), not a list of rows")
+            return plan
         plan.kind = "list"
     elif m == "post":
         plan.kind = "create"
-        if prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":
+        if said == "search" and answers_list(op):
+            plan.kind, plan.qualifier = "list", "search"  # POST /invoices/query "Search invoices"
+        elif said == "get" and answers_list(op):
+            plan.kind = "list"
+        elif said == "get" and id_param(op, plan.entity):
+            plan.kind, plan.key_param = "get", id_param(op, plan.entity)
+        elif prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":
             # POST /x/{x_id}/word: a sub-resource, or a verb the table lacks; item_verbs.py decides
             plan.word, plan.item = word, (entity_name(segs[-3][1]), prev[1])
     elif m in ("put", "patch"):
-        plan.reason = f"{m.upper()} on a collection (bulk or singleton update)"
+        key = id_param(op, plan.entity)
+        if key is not None:  # PUT /api/Task {"TaskID": ...}
+            plan.kind, plan.key_param = "update", key
+        else:
+            plan.reason = f"{m.upper()} on a collection with no id of one row (a bulk or singleton update)"
     else:
-        plan.reason = "DELETE on a collection (bulk delete)"
+        key = id_param(op, plan.entity)
+        if key is not None:  # DELETE /api/Task?TaskID=
+            plan.kind, plan.key_param = "delete", key
+        else:
+            plan.reason = "DELETE on a collection with no id of one row (a bulk delete)"
     return plan

@@ -12,8 +12,17 @@ from dataclasses import dataclass, field
 from ..ingest import Parameter
 from ..spec import Condition, Effect, FieldType
 from .actions import ACTION_RULES, DEAD, TERMINAL, VERB_NOUNS, participles, rule_for
-from .entities import EntityDraft, FieldDraft, field_from_schema, parent_field_name, props_of, schema_type, unwrap
-from .naming import first_sentence, is_ident, singular, snake
+from .entities import (
+    EntityDraft,
+    FieldDraft,
+    field_from_schema,
+    parent_field_name,
+    props_of,
+    schema_type,
+    unwrap,
+)
+from .fidelity import documented_body
+from .naming import first_sentence, is_ident, plural, singular, snake
 from .resources import PAGING_PARAMS, OpPlan
 
 __all__ = ["ParamDraft", "ToolDraft", "draft_tool", "prepare_actions", "display_field", "SERVER_SET",
@@ -83,6 +92,23 @@ def status_field(ent: EntityDraft) -> FieldDraft | None:
         if f.name.endswith(("_status", "_state")) and f.type == FieldType.enum:
             return f
     return None
+
+
+def _fold(v: str) -> str:
+    return v.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def _doc(enum: list[str] | None, value: str) -> str | None:
+    """The document's spelling of an action-table value (``SENT`` for ``sent``), None if absent."""
+    want = _fold(value)
+    return next((e for e in enum or [] if _fold(e) == want), None)
+
+
+def _styled(enum: list[str], value: str) -> str:
+    """A value added to a documented enum, written in the document's case style."""
+    if enum and all(e.isupper() for e in enum if any(c.isalpha() for c in e)):
+        return value.upper()
+    return value
 
 
 def _pdesc(p: Parameter | None, fallback: str) -> str:
@@ -156,30 +182,163 @@ def _list_param(p: Parameter, ent: EntityDraft, ents: dict[str, EntityDraft]) ->
 
 
 def _body_fields(plan: OpPlan, ent: EntityDraft) -> tuple[list[tuple[str, str]], set[str], bool]:
-    """(param name, field) pairs of a create/update body, its required fields, and whether a body is documented."""
-    body = plan.op.request_body
-    schema = None
-    if isinstance(body, dict) and props_of(body)[0]:
-        schema = unwrap(body, ent.name)
-    if schema is None:
-        bparams = [p for p in plan.op.parameters if p.location == "body"]
-        if bparams:
-            schema = {"properties": {p.name: p.schema_ for p in bparams}, "required": [p.name for p in bparams if p.required]}
-    if schema is None:
-        return [], set(), False
-    props, req = props_of(schema)
-    out, required = [], set()
-    for k in props:
+    """(param name, field) pairs of a create/update body, its required fields, and whether a body is documented.
+
+    Every documented property is kept (a field is added for one the responses do not show),
+    wrapper bodies (``{"transaction": {...}}``, JSON:API ``data.attributes``) unwrapped, with
+    the document's required flags; only names that cannot be a parameter are left out.
+    """
+    props, req = documented_body(plan.op)
+    if not props:
+        op = plan.op
+        has_body = bool(props_of(op.request_body)[0]) or any(p.location == "body" for p in op.parameters)
+        return [], set(), has_body
+    out: list[tuple[str, str]] = []
+    required: set[str] = set()
+    for k, sch in props.items():
         fn = snake(k)
-        if fn in ent.fields:
-            out.append((fn, fn))
-            if k in req:
-                required.add(fn)
+        if fn not in ent.fields:
+            f = field_from_schema(k, sch, False)
+            if f is None:
+                continue
+            ent.ensure(f)
+        if any(fn == x for _, x in out):
+            continue
+        out.append((fn, fn))
+        if k in req:
+            required.add(fn)
     return out, required, True
 
 
 def _writable(ent: EntityDraft, f: FieldDraft, *, sf: FieldDraft | None) -> bool:
     return (f.name != ent.pk and not f.read_only and not SERVER_SET.search(f.name) and f is not sf)
+
+
+def _key_param(plan: OpPlan, ent: EntityDraft) -> ParamDraft:
+    kname = ent.pk
+    if kname == "id":
+        kp = snake(plan.key_param) if plan.key_param else ""
+        kname = kp if kp.endswith("_id") and is_ident(kp) and kp not in ent.fields else f"{ent.name}_id"
+        if kname in ent.fields:
+            kname = ent.pk
+    return ParamDraft(kname, ent.pk, required=True, key=True,
+                      description=_pdesc(next((p for p in plan.op.parameters if p.name == plan.key_param), None),
+                                         f"Id of the {_h(ent.name)}."))
+
+
+def _parent_params(plan: OpPlan, ent: EntityDraft, ents: dict[str, EntityDraft]) -> list[ParamDraft]:
+    if not plan.parents:
+        return []
+    param, parent = plan.parents[-1]
+    if parent not in ents or parent == ent.name:
+        return []
+    fname = parent_field_name(param, parent)
+    if fname not in ent.fields or fname == ent.pk:
+        return []
+    byname = {p.name: p for p in plan.op.parameters}
+    return [ParamDraft(fname, fname, required=True, description=_pdesc(byname.get(param), f"Id of the {_h(parent)}."))]
+
+
+def _draft_list(t: ToolDraft, ent: EntityDraft, ents: dict[str, EntityDraft], parents: list[ParamDraft]) -> None:
+    op, plan = t.plan.op, t.plan
+    t.params = list(parents)
+    seen = {p.name for p in t.params}
+    for p in op.parameters:
+        if p.location in ("path", "body"):
+            continue
+        d = _list_param(p, ent, ents)
+        if d is not None and d.name not in seen and d.name not in ("limit", "offset", "sort_by", "sort_order"):
+            t.params.append(d)
+            seen.add(d.name)
+    if plan.kind == "list" and op.method == "post":  # POST /x/search: body properties are filters
+        for k, s in documented_body(op)[0].items():
+            d = _list_param(Parameter(name=k, location="query", schema=s if isinstance(s, dict) else {}), ent, ents)
+            if d is not None and d.name not in seen:
+                t.params.append(d)
+                seen.add(d.name)
+    t.sortable = any(snake(p.name) in ("sort", "sort_by", "order", "order_by", "sort_order") for p in op.parameters)
+    searchy = plan.qualifier is not None or any(p.op not in ("eq", "in") for p in t.params)
+    t.base_name = f"{'search' if searchy else 'list'}_{plural(ent.name)}"
+    if plan.qualifier and plan.qualifier.startswith("by_"):
+        t.base_name += f"_{plan.qualifier}"
+
+
+def _draft_create(t: ToolDraft, ent: EntityDraft, parents: list[ParamDraft], byname: dict) -> None:
+    sf = status_field(ent)
+    pairs, req, documented = _body_fields(t.plan, ent)
+    if not documented:
+        pairs = [(f.name, f.name) for f in ent.fields.values() if _writable(ent, f, sf=sf)]
+        req = {f.name for f in ent.fields.values() if not f.nullable}
+    t.params = list(parents)
+    seen = {p.field for p in t.params}
+    for pname, fname in pairs:
+        f = ent.fields[fname]
+        if fname in seen:
+            continue
+        if fname == ent.pk:  # a key the client chooses (documented in the body)
+            seen.add(fname)
+            t.params.append(ParamDraft(pname, fname, required=fname in req, key=True,
+                                       description=_pdesc(byname.get(pname), f.description or f"Id of the new {_h(ent.name)}.")))
+            continue
+        if not documented and (not _writable(ent, f, sf=None) or (f is sf and f.type == FieldType.enum and fname not in req)):
+            continue
+        seen.add(fname)
+        required = fname in req if documented else (fname in req or not f.nullable)
+        t.params.append(ParamDraft(pname, fname, required=required,
+                                   description=_pdesc(byname.get(pname), f.description or f"{_h(fname).capitalize()}.")))
+    t.base_name = f"create_{ent.name}"
+
+
+def _draft_update(t: ToolDraft, ent: EntityDraft, key: ParamDraft, byname: dict) -> str | None:
+    sf = status_field(ent)
+    plan = t.plan
+    pairs, req, documented = _body_fields(plan, ent)
+    if not documented:
+        pairs = [(f.name, f.name) for f in ent.fields.values()
+                 if _writable(ent, f, sf=sf) and f.type not in (FieldType.object, FieldType.array) and not f.ref]
+    params: list[ParamDraft] = []
+    for pname, fname in pairs:
+        f = ent.fields[fname]
+        if fname == ent.pk or pname == key.name or any(p.field == fname for p in params):
+            continue
+        if not documented and not _writable(ent, f, sf=None):
+            continue
+        params.append(ParamDraft(pname, fname, required=fname in req,
+                                 description=_pdesc(byname.get(pname), f.description or f"New {_h(fname)}.")))
+    if not params:
+        return "update documents no field we can write"
+    t.params = [key, *params]
+    t.base_name = f"update_{ent.name}" + (f"_{plan.qualifier}" if plan.qualifier else "")
+    if "updated_at" in ent.fields and ent.fields["updated_at"].type in (FieldType.datetime, FieldType.date) \
+            and not any(p.field == "updated_at" for p in params):
+        t.effects.append(Effect(field="updated_at", now=True))
+    return None
+
+
+def _draft_action(t: ToolDraft, ent: EntityDraft, key: ParamDraft, byname: dict) -> str | None:
+    plan = t.plan
+    rule = rule_for(plan.verb or "")
+    t.params = [key]
+    t.base_name = action_name(plan.word or rule.verb, rule.verb, ent)
+    conds, effects, note = _action_semantics(ent, rule)
+    wparams, weffects, wconds, wnotes = _action_writes(plan, ent, rule, byname, {e.field for e in effects})
+    if not effects and not weffects:
+        return (f"action {plan.word or rule.verb!r}: {ent.name} has no status, flag or documented field "
+                f"it could change")
+    if not effects:
+        conds, note = _writes_guard(ent, rule)
+    effects += weffects
+    written = {e.field for e in effects}
+    for ts in rule.timestamps:
+        f = ent.fields.get(ts)
+        if f is not None and f.type in (FieldType.datetime, FieldType.date) and ts not in written:
+            effects.append(Effect(field=ts, now=True))
+            written.add(ts)
+    t.params += wparams
+    t.preconditions = conds + wconds
+    t.effects = effects
+    t.action_note = "; ".join(x for x in [*wnotes, note] if x)
+    return None
 
 
 def draft_tool(plan: OpPlan, ents: dict[str, EntityDraft]) -> tuple[ToolDraft | None, str | None]:
@@ -188,118 +347,37 @@ def draft_tool(plan: OpPlan, ents: dict[str, EntityDraft]) -> tuple[ToolDraft | 
     op = plan.op
     summary = first_sentence(op.summary or op.description, 220)
     t = ToolDraft(plan=plan, kind=plan.kind or "", entity=ent.name, base_name="", summary=summary)
-    kname = ent.pk
-    if kname == "id":
-        kp = snake(plan.key_param) if plan.key_param else ""
-        kname = kp if kp.endswith("_id") and is_ident(kp) and kp not in ent.fields else f"{ent.name}_id"
-        if kname in ent.fields:
-            kname = ent.pk
-    key = ParamDraft(kname, ent.pk, required=True, key=True,
-                     description=_pdesc(next((p for p in op.parameters if p.name == plan.key_param), None),
-                                        f"Id of the {_h(ent.name)}."))
+    key = _key_param(plan, ent)
     byname = {p.name: p for p in op.parameters}
-    parents = []
-    if plan.parents:
-        param, parent = plan.parents[-1]
-        if parent in ents and parent != ent.name:
-            fname = parent_field_name(param, parent)
-            if fname in ent.fields and fname != ent.pk:
-                parents.append(ParamDraft(fname, fname, required=True,
-                                          description=_pdesc(byname.get(param), f"Id of the {_h(parent)}.")))
-    sf = status_field(ent)
+    parents = _parent_params(plan, ent, ents)
+    why: str | None = None
     if t.kind == "get":
         t.params = [key]
         t.base_name = f"get_{ent.name}"
     elif t.kind == "list":
-        t.params = list(parents)
-        seen = {p.name for p in t.params}
-        for p in op.parameters:
-            if p.location == "path":
-                continue
-            d = _list_param(p, ent, ents)
-            if d is not None and d.name not in seen and d.name not in ("limit", "offset", "sort_by", "sort_order"):
-                t.params.append(d)
-                seen.add(d.name)
-        if plan.kind == "list" and op.method == "post":  # POST /x/search: body properties are filters
-            bschema = op.request_body if isinstance(op.request_body, dict) else {}
-            for k, s in props_of(bschema)[0].items():
-                d = _list_param(Parameter(name=k, location="query", schema=s if isinstance(s, dict) else {}), ent, ents)
-                if d is not None and d.name not in seen:
-                    t.params.append(d)
-                    seen.add(d.name)
-        t.sortable = any(snake(p.name) in ("sort", "sort_by", "order", "order_by", "sort_order") for p in op.parameters)
-        searchy = plan.qualifier is not None or any(p.op not in ("eq", "in") for p in t.params)
-        from .naming import plural
-        t.base_name = f"{'search' if searchy else 'list'}_{plural(ent.name)}"
-        if plan.qualifier and plan.qualifier.startswith("by_"):
-            t.base_name += f"_{plan.qualifier}"
+        _draft_list(t, ent, ents, parents)
     elif t.kind == "create":
-        pairs, req, documented = _body_fields(plan, ent)
-        if not documented:
-            pairs = [(f.name, f.name) for f in ent.fields.values() if _writable(ent, f, sf=sf)]
-            req = {f.name for f in ent.fields.values() if not f.nullable}
-        t.params = list(parents)
-        seen = {p.field for p in t.params}
-        for pname, fname in pairs:
-            f = ent.fields[fname]
-            if fname in seen or not _writable(ent, f, sf=None) or fname == ent.pk:
-                continue
-            if f is sf and f.type == FieldType.enum and fname not in req:
-                continue
-            seen.add(fname)
-            t.params.append(ParamDraft(pname, fname, required=fname in req or not f.nullable,
-                                       description=_pdesc(byname.get(pname), f.description or f"{_h(fname).capitalize()}.")))
-        t.base_name = f"create_{ent.name}"
+        _draft_create(t, ent, parents, byname)
     elif t.kind == "update":
-        pairs, _, documented = _body_fields(plan, ent)
-        if not documented:
-            pairs = [(f.name, f.name) for f in ent.fields.values()
-                     if _writable(ent, f, sf=sf) and f.type not in (FieldType.object, FieldType.array) and not f.ref]
-        params = []
-        for pname, fname in pairs:
-            f = ent.fields[fname]
-            if fname == ent.pk or not _writable(ent, f, sf=None) or any(p.field == fname for p in params):
-                continue
-            params.append(ParamDraft(pname, fname, description=_pdesc(byname.get(pname), f.description or f"New {_h(fname)}.")))
-        if not params:
-            return None, "update documents no field we can write"
-        t.params = [key, *params]
-        t.base_name = f"update_{ent.name}" + (f"_{plan.qualifier}" if plan.qualifier else "")
-        if "updated_at" in ent.fields and ent.fields["updated_at"].type in (FieldType.datetime, FieldType.date):
-            t.effects.append(Effect(field="updated_at", now=True))
+        why = _draft_update(t, ent, key, byname)
     elif t.kind == "delete":
         t.params = [key]
         t.base_name = f"delete_{ent.name}"
     elif t.kind == "action":
-        rule = rule_for(plan.verb or "")
-        t.params = [key]
-        t.base_name = action_name(plan.word or rule.verb, rule.verb, ent)
-        conds, effects, note = _action_semantics(ent, rule)
-        wparams, weffects, wconds, wnotes = _action_writes(plan, ent, rule, byname, {e.field for e in effects})
-        if not effects and not weffects:
-            return None, (f"action {plan.word or rule.verb!r}: {ent.name} has no status, flag or documented field "
-                          f"it could change")
-        if not effects:
-            conds, note = _writes_guard(ent, rule)
-        effects += weffects
-        written = {e.field for e in effects}
-        for ts in rule.timestamps:
-            f = ent.fields.get(ts)
-            if f is not None and f.type in (FieldType.datetime, FieldType.date) and ts not in written:
-                effects.append(Effect(field=ts, now=True))
-                written.add(ts)
-        t.params += wparams
-        t.preconditions = conds + wconds
-        t.effects = effects
-        t.action_note = "; ".join(x for x in [*wnotes, note] if x)
+        why = _draft_action(t, ent, key, byname)
     else:
-        return None, f"unsupported kind {t.kind!r}"
+        why = f"unsupported kind {t.kind!r}"
+    if why is not None:
+        return None, why
     for p in t.params:
         if p.name in ("limit", "offset", "sort_by", "sort_order") and not p.key:
             p.name = f"{p.name}_value"
     names = [p.name for p in t.params]
     if len(set(names)) != len(names):
-        t.params = list({p.name: p for p in t.params}.values())
+        first: dict[str, ParamDraft] = {}
+        for p in t.params:
+            first.setdefault(p.name, p)  # the key (first) wins over a body property of its name
+        t.params = list(first.values())
     return t, None
 
 
@@ -317,9 +395,9 @@ def prepare_actions(plans: list[OpPlan], ents: dict[str, EntityDraft], warnings:
         sf = status_field(ent)
         if sf is not None and sf.type == FieldType.enum:
             for r in rules:
-                if not any(x in sf.enum for x in r.targets) and not any(
+                if not any(_doc(sf.enum, x) for x in r.targets) and not any(
                         fl in ent.fields and ent.fields[fl].type == FieldType.boolean for fl in r.flags):
-                    sf.enum = [*sf.enum, r.targets[0]]
+                    sf.enum = [*(sf.enum or []), _styled(sf.enum or [], r.targets[0])]
                     warnings.append(f"{name}.{sf.name}: added {r.targets[0]!r} to its enum for action {r.verb!r}")
             continue
         if sf is None and all(any(fl in ent.fields and ent.fields[fl].type == FieldType.boolean for fl in r.flags)
@@ -343,14 +421,14 @@ def _action_semantics(ent: EntityDraft, rule) -> tuple[list[Condition], list[Eff
     effects: list[Effect] = []
     conds: list[Condition] = []
     note = ""
-    if sf is not None and sf.type == FieldType.enum and any(x in sf.enum for x in rule.targets):
-        target = next(x for x in rule.targets if x in sf.enum)
-        allowed = [s for s in rule.allowed_from if s in sf.enum and s != target]
+    if sf is not None and sf.type == FieldType.enum and any(_doc(sf.enum, x) for x in rule.targets):
+        target = next(d for d in (_doc(sf.enum, x) for x in rule.targets) if d)
+        allowed = [d for d in (_doc(sf.enum, x) for x in rule.allowed_from) if d and d != target]
         if allowed:
             conds.append(Condition(field=sf.name, op="in", value=allowed))
             note = f"sets {sf.name} to '{target}'; only allowed while {sf.name} is one of {allowed}"
         else:
-            blocked = [target] + [s for s in sf.enum if s in TERMINAL and s != target]
+            blocked = [target] + [s for s in sf.enum if _fold(s) in TERMINAL and s != target]
             conds.append(Condition(field=sf.name, op="not_in", value=blocked))
             note = f"sets {sf.name} to '{target}'; fails while {sf.name} is one of {blocked}"
         effects.append(Effect(field=sf.name, set=target))
@@ -391,10 +469,10 @@ def _writes_guard(ent: EntityDraft, rule) -> tuple[list[Condition], str]:
     sf = status_field(ent)
     if sf is None or sf.type != FieldType.enum or not sf.enum:
         return [], ""
-    allowed = [s for s in rule.allowed_from if s in sf.enum]
+    allowed = [d for d in (_doc(sf.enum, x) for x in rule.allowed_from) if d]
     if allowed and len(allowed) < len(sf.enum):
         return [Condition(field=sf.name, op="in", value=allowed)], f"only allowed while {sf.name} is one of {allowed}"
-    blocked = [s for s in sf.enum if s in DEAD]
+    blocked = [s for s in sf.enum if _fold(s) in DEAD]
     if blocked and len(blocked) < len(sf.enum):
         return [Condition(field=sf.name, op="not_in", value=blocked)], f"fails while {sf.name} is one of {blocked}"
     return [], ""
@@ -503,7 +581,7 @@ def create_effects(t: ToolDraft, ent: EntityDraft) -> None:
         if f.name == ent.pk or f.name in covered:
             continue
         if f is sf and f.type == FieldType.enum:
-            init = next((s for s in _INITIAL if s in f.enum), f.enum[0])
+            init = next((d for d in (_doc(f.enum, x) for x in _INITIAL) if d), f.enum[0])
             if any(p.field == f.name for p in t.params):
                 f.default = init
             else:

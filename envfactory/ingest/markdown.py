@@ -183,6 +183,33 @@ def _guess_schema(name: str, desc: str) -> dict[str, Any]:
     return {"type": "string"}
 
 
+@dataclass
+class _Section:
+    """Where the reader is: the latest heading, its anchor, the label that tells request from
+    response and a parameter's location, and the endpoints of the section."""
+
+    heading: str = ""
+    anchor: str = ""
+    context: str = ""
+    ops: list = field(default_factory=list)
+    pending_required: bool = False
+
+
+# MDX endpoint components: <Route method="GET">/guilds/[{guild.id}](#DOCS_GUILD)/scheduled-events</Route>
+_ROUTE = re.compile(r"<Route\b[^>]*?\bmethod\s*=\s*[\"'{]*([A-Za-z]+)[\"'}]*[^>]*>(.*?)</Route>", re.I)
+_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def _routes_as_text(text: str) -> str:
+    """MDX ``<Route method="GET">/path</Route>`` -> ``GET /path`` (links inside the path unwrapped)."""
+    if "<Route" not in text and "<route" not in text:
+        return text
+    def one(m: re.Match) -> str:
+        return m.group(1).upper() + " " + _MD_LINK.sub(lambda x: x.group(1), m.group(2)).strip()
+
+    return _ROUTE.sub(one, text)
+
+
 def _table_rows(lines: list[str]) -> list[dict[str, str]]:
     cells = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines]
     if len(cells) < 3 or not all(re.fullmatch(r":?-{2,}:?", c.replace(" ", "")) for c in cells[1] if c):
@@ -194,7 +221,7 @@ def _table_rows(lines: list[str]) -> list[dict[str, str]]:
 class _Parser:
     def __init__(self, text: str, source: str):
         self.source = source
-        self.lines = text.splitlines()
+        self.lines = _routes_as_text(text).splitlines()
         self.title = ""
         self.description = ""
         self.ops: list[_Op] = []
@@ -202,24 +229,25 @@ class _Parser:
         self.warnings: list[str] = []
 
     # -- section context ---------------------------------------------------
+    def _front_matter(self) -> int:
+        """Read a YAML front matter's title/description; the index of the first line after it."""
+        lines = self.lines
+        if not lines or lines[0].strip() != "---":
+            return 0
+        for j in range(1, min(len(lines), 200)):
+            if lines[j].strip() == "---":
+                for fm in lines[1:j]:
+                    if fm.startswith("title:"):
+                        self.title = fm[6:].strip().strip("'\"")
+                    elif fm.startswith("description:"):
+                        self.description = fm[12:].strip().strip("'\"")
+                return j + 1
+        return 0
+
     def run(self) -> None:
         lines = self.lines
-        i = 0
-        if lines and lines[0].strip() == "---":  # front matter
-            for j in range(1, min(len(lines), 200)):
-                if lines[j].strip() == "---":
-                    for fm in lines[1:j]:
-                        if fm.startswith("title:"):
-                            self.title = fm[6:].strip().strip("'\"")
-                        elif fm.startswith("description:"):
-                            self.description = fm[12:].strip().strip("'\"")
-                    i = j + 1
-                    break
-        heading = ""
-        anchor = ""
-        context = ""  # the latest heading / label, lower-cased: tells request vs response, param location
-        section_ops: list[_Op] = []
-        pending_required = False
+        i = self._front_matter()
+        sec = _Section()
         while i < len(lines):
             line = lines[i]
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
@@ -231,28 +259,7 @@ class _Parser:
                 level, htext = (1 if nxt.strip()[0] == "=" else 2), line.strip()
                 i += 1
             if level:
-                am = _ANCHOR.search(htext)
-                htext_clean = _strip_md(_ANCHOR.sub("", htext))
-                ep = _ENDPOINT.search(htext)
-                if level == 1 and not self.title:
-                    self.title = htext_clean
-                if ep or level <= 3 and not self._is_label(htext_clean):
-                    heading, anchor = htext_clean, (am.group(1) if am else _slug(htext_clean))
-                    section_ops = []
-                    context = ""
-                    pending_required = False
-                    if ep:
-                        section_ops.append(self._new_op(ep.group(1), ep.group(2), heading, anchor, True))
-                        heading = _strip_md(_ENDPOINT.sub("", htext_clean)).strip(" -:") or heading
-                        section_ops[-1].summary = heading
-                else:
-                    context = htext_clean.lower()
-                    pending_required = "required" in context and "optional" not in context
-                    if section_ops:
-                        st = _STATUS.search(htext_clean)
-                        if st:
-                            op = section_ops[0]
-                            op.response_desc.setdefault(st.group(1), _strip_md(_STATUS.sub("", htext_clean, 1)).strip(": "))
+                self._heading(level, htext, sec)
                 i += 1
                 continue
             fm = _FENCE.match(line)
@@ -264,79 +271,98 @@ class _Parser:
                     body.append(lines[i])
                     i += 1
                 i += 1
-                self._code_block(lang, body, section_ops, heading, anchor, context)
+                self._code_block(lang, body, sec.ops, sec.heading, sec.anchor, sec.context)
                 continue
             if line.lstrip().startswith("<!--"):  # e.g. <!-- START GET /x.json --> markers
                 while i < len(lines) and "-->" not in lines[i]:
                     i += 1
                 i += 1
                 continue
-            # an endpoint line
-            em = _AT_START.match(line)
+            em = _AT_START.match(line)  # an endpoint line
             if em:
-                op = self._new_op(em.group(1), em.group(2), heading, anchor, not section_ops)
+                op = self._new_op(em.group(1), em.group(2), sec.heading, sec.anchor, not sec.ops)
                 prose = _strip_md(line[em.end():]).strip(" -:→")
                 if len(prose) > 3 and not prose.startswith(("[", "HTTP/")):
                     op.description.append(_strip_md(line).lstrip("-*+ "))
                 link = re.search(r"\]\((#[\w-]+)\)", line)
                 if link:
                     op.link = link.group(1)[1:]
-                section_ops.append(op)
+                sec.ops.append(op)
                 i += 1
                 continue
-            if not section_ops:
+            i = self._section_line(i, sec) if sec.ops else i + 1
+
+    def _heading(self, level: int, htext: str, sec: "_Section") -> None:
+        am = _ANCHOR.search(htext)
+        htext_clean = _strip_md(_ANCHOR.sub("", htext))
+        ep = _ENDPOINT.search(htext)
+        if level == 1 and not self.title:
+            self.title = htext_clean
+        if ep or level <= 3 and not self._is_label(htext_clean):
+            sec.heading, sec.anchor = htext_clean, (am.group(1) if am else _slug(htext_clean))
+            sec.ops = []
+            sec.context = ""
+            sec.pending_required = False
+            if ep:
+                sec.ops.append(self._new_op(ep.group(1), ep.group(2), sec.heading, sec.anchor, True))
+                sec.heading = _strip_md(_ENDPOINT.sub("", htext_clean)).strip(" -:") or sec.heading
+                sec.ops[-1].summary = sec.heading
+            return
+        sec.context = htext_clean.lower()
+        sec.pending_required = "required" in sec.context and "optional" not in sec.context
+        if sec.ops:
+            st = _STATUS.search(htext_clean)
+            if st:
+                sec.ops[0].response_desc.setdefault(st.group(1), _strip_md(_STATUS.sub("", htext_clean, 1)).strip(": "))
+
+    def _section_line(self, i: int, sec: "_Section") -> int:
+        """One line inside an endpoint's section (parameters, tables, statuses, prose); the next index."""
+        lines = self.lines
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        op = sec.ops[0]
+        low = _strip_md(line).lower()
+        # "**Required parameters**: `content` for what ..." / "_Optional query parameters_:"
+        label = re.match(r"^\s*(?:\*\*|_)?([A-Za-z ]*parameters?[A-Za-z ]*)(?:\*\*|_)?\s*:?\s*(?:\*\*|_)?\s*:?\s*(.*)$", line)
+        if label and "parameter" in label.group(1).lower() and len(label.group(1)) < 40:
+            sec.context = label.group(1).lower()
+            sec.pending_required = "required" in sec.context
+            first = re.match(r"^`([A-Za-z_][\w.\[\]]*)`\s*(.*)$", label.group(2))
+            if first:
+                self._param(op, first.group(1), _strip_md(first.group(2)), sec.context, sec.pending_required)
+            return i + 1
+        pm = _BULLET_PARAM.match(line)
+        if pm and not _ENDPOINT.search(line):
+            self._param(op, pm.group(1), _strip_md(pm.group(3)), sec.context, sec.pending_required, hint=pm.group(2) or "")
+            return i + 1
+        pm = _BULLET_PLAIN.match(line)
+        if pm and sec.context and "param" in sec.context:
+            self._param(op, pm.group(1), _strip_md(pm.group(2)), sec.context, sec.pending_required)
+            return i + 1
+        if _DEF_TERM.match(line.strip()) and nxt.startswith(": "):
+            desc_lines = [nxt[2:]]
+            j = i + 2
+            while j < len(lines) and lines[j].strip() and not lines[j].startswith(": ") \
+                    and desc_lines[-1].rstrip().endswith("\\"):
+                desc_lines.append(lines[j])
+                j += 1
+            self._param(op, line.strip(), _strip_md(" ".join(desc_lines)), sec.context, False)
+            return j
+        if line.lstrip().startswith("|"):
+            block = []
+            while i < len(lines) and lines[i].lstrip().startswith("|"):
+                block.append(lines[i])
                 i += 1
-                continue
-            op = section_ops[0]
-            low = _strip_md(line).lower()
-            # "**Required parameters**: `content` for what ..." / "_Optional query parameters_:"
-            label = re.match(r"^\s*(?:\*\*|_)?([A-Za-z ]*parameters?[A-Za-z ]*)(?:\*\*|_)?\s*:?\s*(?:\*\*|_)?\s*:?\s*(.*)$", line)
-            if label and "parameter" in label.group(1).lower() and len(label.group(1)) < 40:
-                context = label.group(1).lower()
-                pending_required = "required" in context
-                rest = label.group(2)
-                first = re.match(r"^`([A-Za-z_][\w.\[\]]*)`\s*(.*)$", rest)
-                if first:
-                    self._param(op, first.group(1), _strip_md(first.group(2)), context, pending_required)
-                i += 1
-                continue
-            pm = _BULLET_PARAM.match(line)
-            if pm and not _ENDPOINT.search(line):
-                desc = _strip_md(pm.group(3))
-                self._param(op, pm.group(1), desc, context, pending_required, hint=pm.group(2) or "")
-                i += 1
-                continue
-            pm = _BULLET_PLAIN.match(line)
-            if pm and context and "param" in context:
-                self._param(op, pm.group(1), _strip_md(pm.group(2)), context, pending_required)
-                i += 1
-                continue
-            if _DEF_TERM.match(line.strip()) and nxt.startswith(": "):
-                desc_lines = [nxt[2:]]
-                j = i + 2
-                while j < len(lines) and lines[j].strip() and not lines[j].startswith(": ") \
-                        and desc_lines[-1].rstrip().endswith("\\"):
-                    desc_lines.append(lines[j])
-                    j += 1
-                desc = _strip_md(" ".join(desc_lines))
-                self._param(op, line.strip(), desc, context, False)
-                i = j
-                continue
-            if line.lstrip().startswith("|"):
-                block = []
-                while i < len(lines) and lines[i].lstrip().startswith("|"):
-                    block.append(lines[i])
-                    i += 1
-                for row in _table_rows(block):
-                    self._table_param(op, row, context)
-                continue
-            for st in re.findall(r"\b(?:return|returns|respond|responds)\b[^.]*?`?\b([1-5]\d\d)\b", line, re.I):
-                if st not in op.statuses:
-                    op.statuses.append(st)
-            if line.strip() and not op.description and not line.lstrip().startswith(("*", "-", "|", "#")) \
-                    and "example" not in low:
-                op.description.append(_strip_md(line))
-            i += 1
+            for row in _table_rows(block):
+                self._table_param(op, row, sec.context)
+            return i
+        for st in re.findall(r"\b(?:return|returns|respond|responds)\b[^.]*?`?\b([1-5]\d\d)\b", line, re.I):
+            if st not in op.statuses:
+                op.statuses.append(st)
+        if line.strip() and not op.description and not line.lstrip().startswith(("*", "-", "|", "#")) \
+                and "example" not in low:
+            op.description.append(_strip_md(line))
+        return i + 1
 
     @staticmethod
     def _is_label(text: str) -> bool:

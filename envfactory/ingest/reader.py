@@ -25,7 +25,7 @@ __all__ = ["load_apidoc", "load_apidocs", "document_files", "READERS", "MAX_DOC_
 log = logging.getLogger(__name__)
 
 MAX_DOC_BYTES = 50_000_000
-DOC_SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".md": "markdown",
+DOC_SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".md": "markdown", ".mdx": "markdown",
                 ".markdown": "markdown", ".html": "html", ".htm": "html"}
 _SKIP_NAMES = {"manifest.json", "README.md", "LICENSE", "LICENSE.md"}  # manifest: written by ingest; READMEs describe the folder
 

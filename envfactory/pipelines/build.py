@@ -26,13 +26,14 @@ import shutil
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..audit import audit_environment
 from ..config import project_paths
 from ..errors import ConfigError, EnvFactoryError, ExploreError, IngestError
-from ..explore import explore
+from ..explore import ExcludedOp, build_fidelity, explore
 from ..graph import build_tool_graph, save_tool_graph
 from ..ingest import ApiDoc, document_files, load_apidoc, load_apidocs
 from ..runtime import Environment
@@ -113,13 +114,29 @@ def _verify(spec: EnvSpec, env_dir: Path, *, seed: int, verify: bool
 # ---- the build -----------------------------------------------------------------------------------
 
 
+@dataclass
+class _Explored:
+    """What exploring produced, kept for the fidelity report."""
+
+    docs: list[ApiDoc] = field(default_factory=list)
+    excluded: list[ExcludedOp] = field(default_factory=list)
+    made: list[EnvSpec] = field(default_factory=list)
+    origins: dict[tuple[str, str], str] = field(default_factory=dict)
+    verify_dropped: dict[tuple[str, str], str] = field(default_factory=dict)
+    env_dropped: dict[str, str] = field(default_factory=dict)
+    renamed: dict[str, str] = field(default_factory=dict)  # build's unique name -> the explorer's
+    shipped: list[EnvSpec] = field(default_factory=list)   # verified specs, under the explorer's names
+
+
 def _explore_docs(docs: list[ApiDoc], domain: str, seed: int, report: BuildReport, progress: Progress | None,
-                  max_envs: int | None, row_scale: float, agent: Agent | None = None
-                  ) -> list[tuple[EnvSpec, list[str], list[str]]]:
+                  max_envs: int | None, row_scale: float, agent: Agent | None = None,
+                  explored: _Explored | None = None) -> list[tuple[EnvSpec, list[str], list[str]]]:
     """Explore the documents together (one resource graph); per-document reports from the result."""
     specs: list[tuple[EnvSpec, list[str], list[str]]] = []
     if not docs:
         return specs
+    if explored is not None:
+        explored.docs += docs
     t0 = time.perf_counter()
     try:
         res = explore(docs, domain=domain, seed=seed, max_envs=max_envs, row_scale=row_scale)
@@ -134,7 +151,14 @@ def _explore_docs(docs: list[ApiDoc], domain: str, seed: int, report: BuildRepor
             report.documents.append(DocReport(d.source, False, error=err, seconds=round(share, 3)))
             if progress:
                 progress("document", Path(d.source).name)
+        if explored is not None:
+            explored.excluded += [ExcludedOp(d.source, op.key, "no environment could be derived from the document")
+                                  for d in docs for op in d.operations]
         return specs
+    if explored is not None:
+        explored.excluded += res.excluded
+        explored.made += res.envs
+        explored.origins.update(res.origins)
     share = (time.perf_counter() - t0) / len(docs)
     for d in docs:
         envs = [s.name for s in res.envs if d.source in s.sources]
@@ -168,7 +192,7 @@ def _unique_name(spec: EnvSpec, taken: set[str]) -> EnvSpec:
 
 
 def _make_env(spec: EnvSpec, env_dir: Path, warns: list[str], excl: list[str], *, seed: int, verify: bool,
-              report: BuildReport) -> EnvReport | None:
+              report: BuildReport, explored: _Explored | None = None) -> EnvReport | None:
     """Verify one environment and write it into ``env_dir``; None (recorded in ``report``)
     when it cannot ship. Only an EnvFactoryError is a failed environment: anything else is
     our bug and stops the build."""
@@ -176,6 +200,9 @@ def _make_env(spec: EnvSpec, env_dir: Path, warns: list[str], excl: list[str], *
     env_dir.mkdir()
     try:
         checked, how, dropped, vreport = _verify(spec, env_dir, seed=seed, verify=verify)
+        if explored is not None and vreport is not None:
+            orig = explored.renamed.get(spec.name, spec.name)
+            explored.verify_dropped.update({(orig, x["tool"]): x["reason"] for x in vreport.excluded})
         if checked is None:
             report.dropped_envs.append(f"{spec.name}: no tool passed the checks ({how})")
             shutil.rmtree(env_dir)
@@ -188,8 +215,12 @@ def _make_env(spec: EnvSpec, env_dir: Path, warns: list[str], excl: list[str], *
         seed_audit = audit_environment(env, seed=seed).figures()  # envfactory audit's figures, in build.json
     except EnvFactoryError as e:
         report.dropped_envs.append(f"{spec.name}: {' '.join(str(e).split())[:300]}")
+        if explored is not None:
+            explored.env_dropped[explored.renamed.get(spec.name, spec.name)] = " ".join(str(e).split())[:300]
         shutil.rmtree(env_dir, ignore_errors=True)
         return None
+    if explored is not None:
+        explored.shipped.append(checked.model_copy(update={"name": explored.renamed.get(spec.name, spec.name)}))
     return EnvReport(
         name=checked.name, source=checked.sources[0] if checked.sources else "", tools=len(checked.tools),
         entities=len(checked.entities), rows=rows, check=how, dropped_tools=dropped, warnings=warns,
@@ -199,10 +230,15 @@ def _make_env(spec: EnvSpec, env_dir: Path, warns: list[str], excl: list[str], *
 
 def _build(docs: list[ApiDoc], *, domain: str, target: Path, seed: int, verify: bool, progress: Progress | None,
            report: BuildReport, agent: Agent | None = None, max_envs_per_doc: int | None = None,
-           row_scale: float = 1.0) -> BuildReport:
+           row_scale: float = 1.0, groups: list[tuple[str, list[ApiDoc]]] | None = None) -> BuildReport:
+    """``groups``: (domain, documents) explored as separate resource graphs (default: all of
+    ``docs`` as one graph of ``domain``)."""
     t_start = time.perf_counter()
     report.sources = dict(sorted(report.sources.items()))
-    specs = _explore_docs(docs, domain, seed, report, progress, max_envs_per_doc, row_scale, agent)
+    explored = _Explored()
+    specs = []
+    for gdomain, gdocs in groups if groups is not None else [(domain, docs)]:
+        specs += _explore_docs(gdocs, gdomain, seed, report, progress, max_envs_per_doc, row_scale, agent, explored)
     if progress:
         progress("envs", len(specs))
     with build_lock(target):
@@ -212,14 +248,18 @@ def _build(docs: list[ApiDoc], *, domain: str, target: Path, seed: int, verify: 
         tmp = new_build_dir(target)
         try:
             for spec, warns, excl in specs:
+                orig = spec.name
                 spec = _unique_name(spec, taken)
+                explored.renamed[spec.name] = orig
                 env_report = _make_env(spec, tmp / spec.name, list(warns), excl, seed=seed, verify=verify,
-                                       report=report)
+                                       report=report, explored=explored)
                 if progress:
                     progress("env", spec.name)
                 if env_report is not None:
                     taken.add(spec.name)
                     report.envs.append(env_report)
+            report.fidelity = build_fidelity(explored.docs, explored.excluded, explored.made, explored.shipped,
+                                             explored.verify_dropped, explored.env_dropped, explored.origins)
             report.seconds = time.perf_counter() - t_start
             if report.envs:
                 build_json = json.dumps(report.to_dict(), indent=2, sort_keys=False) + "\n"
@@ -278,6 +318,21 @@ def build_domain(domain: str, *, resources_root: str | os.PathLike, domains_root
                   max_envs_per_doc=max_envs_per_doc, row_scale=row_scale, agent=agent)
 
 
+def _folder_groups(docs: list[ApiDoc], domain: str) -> list[tuple[str, list[ApiDoc]]] | None:
+    """A folder of folders (a corpus of domains): each folder's documents are one resource
+    graph, named after the folder; documents in different folders never merge."""
+    by: dict[str, list[ApiDoc]] = {}
+    for d in docs:
+        by.setdefault(Path(d.source).parent.as_posix(), []).append(d)
+    if len(by) < 2:
+        return None
+    out = []
+    for folder, group in sorted(by.items()):
+        name = Path(folder).name
+        out.append((name if re.fullmatch(r"[A-Za-z0-9][\w.-]*", name) else domain, group))
+    return out
+
+
 def build_source(path_or_url: str | os.PathLike, *, out_dir: str | os.PathLike, domain: str = "custom",
                  seed: int = 0, verify: bool = True, progress: Progress | None = None,
                  max_envs_per_doc: int | None = None, row_scale: float = 1.0,
@@ -318,7 +373,8 @@ def build_source(path_or_url: str | os.PathLike, *, out_dir: str | os.PathLike, 
         if progress:
             progress("documents", len(docs))
         return _build(docs, domain=domain, target=Path(out_dir), seed=seed, verify=verify, progress=progress,
-                      report=report, max_envs_per_doc=max_envs_per_doc, row_scale=row_scale, agent=agent)
+                      report=report, max_envs_per_doc=max_envs_per_doc, row_scale=row_scale, agent=agent,
+                      groups=_folder_groups(docs, domain) if path.is_dir() else None)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..explore import FidelityReport
+
 __all__ = ["BUILD_FILE", "TIMES_FILE", "BuildReport", "DocReport", "EnvReport"]
 
 BUILD_FILE = "build.json"
@@ -62,6 +64,7 @@ class BuildReport:
     sources: dict[str, str] = field(default_factory=dict)  # file (relative to the project root) -> sha256
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    fidelity: FidelityReport = field(default_factory=FidelityReport)
 
     @property
     def failed_documents(self) -> list[DocReport]:
@@ -86,6 +89,7 @@ class BuildReport:
             "documents": [d.to_dict() for d in self.documents],
             "dropped_envs": self.dropped_envs,
             "warnings": self.warnings,
+            "fidelity": self.fidelity.to_dict(),
         }
 
     def timings(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import json
 import random
 from typing import Any
 
+from ..errors import RuntimeToolError
 from ..spec import Condition, EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, ToolKind, ToolSpec
 
 __all__ = ["valid_args", "filter_args", "row_value", "compare", "condition_sql", "q"]
@@ -201,10 +202,8 @@ class _Ctx:
         if t == FieldType.datetime:
             return (self.clock + dt.timedelta(days=rng.randint(1, 90), hours=rng.randint(0, 23))).isoformat(
                 timespec="seconds")
-        if t == FieldType.object:
-            return {}
-        if t == FieldType.array:
-            return []
+        if t in (FieldType.object, FieldType.array):
+            return self._json_value(p, f)
         name = (f.name if f is not None else p.name)
         n = rng.randint(10000, 99999)
         if "email" in name:
@@ -212,6 +211,30 @@ class _Ctx:
         if unique:
             return f"V{n}{rng.randint(100, 999)}"
         return f"{name.replace('_', ' ').title()} {n}"
+
+    def _json_value(self, p: ParamSpec, f: FieldSpec | None) -> Any:
+        """A non-empty object/array: a stored row's value of the field (shaped as the seed made
+        it from the document), else a small one of the right JSON type. An empty ``{}`` would
+        write what is often already there, and a write that changes nothing fails its check."""
+        empty = "{}" if p.type == FieldType.object else "[]"
+        if f is not None and any(x is f for x in self.ent.fields):
+            col = q(f.name)
+            rows = self.session.query(f"SELECT {col} FROM {q(self.ent.name)} WHERE {col} IS NOT NULL "
+                                      f"AND {col} NOT IN ('{{}}', '[]', 'null') ORDER BY {col} LIMIT 20")
+            vals = []
+            for (raw,) in rows:
+                try:
+                    v = json.loads(raw) if isinstance(raw, str) else raw
+                except ValueError:
+                    continue
+                if isinstance(v, dict if p.type == FieldType.object else list) and json.dumps(v) != empty:
+                    vals.append(v)
+            if vals:
+                v = _with_new_leaf(self.rng.choice(vals), f"V{self.rng.randint(10000, 99999)}")
+                if v is not None:
+                    return v
+        n = self.rng.randint(10000, 99999)
+        return {"note": f"V{n}"} if p.type == FieldType.object else [f"V{n}"]
 
     def row_param_value(self, p: ParamSpec, f: FieldSpec, v: Any) -> Any:
         """A row value as an argument of ``p`` (None when it does not fit the parameter)."""
@@ -234,6 +257,24 @@ class _Ctx:
         if p.type == FieldType.boolean and isinstance(v, bool):
             return v
         return None
+
+
+def _with_new_leaf(v: Any, mark: str) -> Any:
+    """A copy of a stored JSON value with its first string leaf changed (same shape, a new
+    value); None when it holds no string."""
+    if isinstance(v, str):
+        return f"{v} {mark}"
+    if isinstance(v, dict):
+        for k, x in v.items():
+            y = _with_new_leaf(x, mark)
+            if y is not None:
+                return {**v, k: y}
+    if isinstance(v, list):
+        for i, x in enumerate(v):
+            y = _with_new_leaf(x, mark)
+            if y is not None:
+                return [*v[:i], y, *v[i + 1:]]
+    return None
 
 
 def _shift(v: Any, ftype: FieldType | None, delta: int) -> Any:
@@ -324,9 +365,40 @@ def _key_row(ctx: _Ctx, literal: list[tuple[str, Condition]]) -> dict[str, Any]:
                                  f"WHERE c.{q(f.name)} = t.{q(ent.primary_key)})")
     conds = literal if tool.kind != ToolKind.get else []
     rows = ctx.pick_rows(ent, conds, 1, extra)
+    if not rows and extra:
+        rows = _fresh_unreferenced(ctx, conds, extra)
     if not rows:
         raise _NoCall
     return rows[0]
+
+
+def _fresh_unreferenced(ctx: _Ctx, conds: list[tuple[str, Condition]], extra: list[str]) -> list[dict[str, Any]]:
+    """Every seeded row is referenced (a parent of every child): create one through the
+    entity's own create tool, which nothing references yet, so the delete has a row to remove."""
+    ent = ctx.ent
+    for t in ctx.spec.tools:
+        if t.kind != ToolKind.create or t.entity != ent.name:
+            continue
+        cargs = valid_args(ctx.session, ctx.spec, t, ctx.rng)
+        if cargs is None:
+            continue
+        try:
+            out = ctx.session.call(t.name, cargs)
+        except RuntimeToolError:
+            continue
+        key = out.get(ent.primary_key) if isinstance(out, dict) else None
+        if key is None:
+            continue
+        rows = ctx.pick_rows(ent, conds, 1, [*extra, f"t.{q(ent.primary_key)} = {_literal(key)}"])
+        if rows:
+            return rows
+    return []
+
+
+def _literal(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return "'" + str(v).replace("'", "''") + "'"
+    return repr(v)
 
 
 def _chosen_params(ctx: _Ctx) -> list[ParamSpec]:

@@ -68,6 +68,22 @@ class Cassette:
                    sequences=d["sequences"], version=d.get("version", CASSETTE_VERSION))
 
 
+class _Recording:
+    """A session whose successful calls are remembered (tool, args, result, hash after)."""
+
+    def __init__(self, session: Any):
+        self._s = session
+        self.calls: list[tuple[str, dict[str, Any], Any, str]] = []
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> Any:
+        out = self._s.call(tool, args)
+        self.calls.append((tool, dict(args or {}), out, self._s.state_hash()))
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._s, name)
+
+
 def record_cassette(env: Any, *, seed: int = 0, sequences: int = 5, steps: int = 20,
                     tools: list[str] | None = None) -> Cassette:
     """Record ``sequences`` seeded random call sequences of ``steps`` calls on fresh sessions."""
@@ -87,7 +103,11 @@ def record_cassette(env: Any, *, seed: int = 0, sequences: int = 5, steps: int =
                 # writes twice as likely: they make the sequences stateful
                 weights = [2 if t.writes else 1 for t in pool]
                 tool = rng.choices(pool, weights)[0]
-                args = valid_args(s, spec, tool, rng)
+                rec = _Recording(s)
+                args = valid_args(rec, spec, tool, rng)
+                # calls that prepared the state (a row nothing references, for a delete) are steps too
+                seq += [{"tool": t, "args": a, "response": _store({"ok": True, "result": out}), "hash": h}
+                        for t, a, out, h in rec.calls]
                 if args is None:
                     continue
                 key = tool.key_param

@@ -335,13 +335,14 @@ def _l2_read(c: _Ctx) -> None:
             return
         rows = read_rows(s, ent)
         cache: dict = {}
-        cases = [{}] + [c.args(s) for _ in range(6)]
+        base = _required_base(c, s)  # a nested list needs its parent's id in every call
+        cases = [base] + [c.args(s) for _ in range(6)]
         # a page walk and each sort order
-        cases.append({"limit": 3, "offset": 2})
+        cases.append({**base, "limit": 3, "offset": 2})
         if tool.sort:
             for f in tool.sort.fields:
-                cases.append({"sort_by": f, "limit": 5})
-                cases.append({"sort_by": f, "sort_order": "desc", "limit": 5, "offset": 1})
+                cases.append({**base, "sort_by": f, "limit": 5})
+                cases.append({**base, "sort_by": f, "sort_order": "desc", "limit": 5, "offset": 1})
         for args in cases:
             out = c.ok_call(s, args)
             want = list_oracle(c.spec, tool, rows, args, cache)
@@ -354,6 +355,7 @@ def _l2_read(c: _Ctx) -> None:
             fa = filter_args(s, c.spec, tool, c.rng, [p])
             if not fa:
                 continue
+            fa = {**base, **fa}
             for page in range(_MAX_PAGES):
                 args = {**fa, "limit": tool.max_page_size, "offset": page * tool.max_page_size}
                 out = c.ok_call(s, args)
@@ -362,6 +364,31 @@ def _l2_read(c: _Ctx) -> None:
                     raise _Fail(_page_diff(args, out, want, ent.primary_key))
                 if not want["has_more"]:
                     break
+
+
+def _required_base(c: _Ctx, s: Any) -> dict[str, Any]:
+    """Values for a list's required filters (a parent id) taken from one stored row, so the
+    list's fixed cases (no filter, a page walk, each sort order) are valid calls with results."""
+    req = [p for p in c.tool.params if p.required and p.field]
+    if not req:
+        return {}
+    base = filter_args(s, c.spec, c.tool, c.rng, req)
+    if len(base) < len(req):
+        full = c.args(s)  # no stored row: the generated valid arguments carry every required one
+        base = {p.name: full[p.name] for p in c.tool.params if p.required and p.name in full}
+    return base
+
+
+def _lister_args(lister: ToolSpec, row: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The call of ``lister`` that would show ``row`` (its required filters from the row); None: cannot."""
+    la: dict[str, Any] = {"limit": lister.max_page_size}
+    for p in lister.params:
+        if not p.required:
+            continue
+        if row is None or not p.field or row.get(p.field) is None:
+            return None
+        la[p.name] = [row[p.field]] if p.op == "in" else row[p.field]
+    return la
 
 
 def _norm_page(ent: Any, page: dict) -> Any:
@@ -399,6 +426,7 @@ def _l2_write(c: _Ctx, sample: int) -> None:
     getter = _find_tool(spec, tool.entity, ToolKind.get)
     with c.env.new_session() as s:
         args = c.args(s)
+        before = read_row(s, ent, args[tool.key_param.name]) if tool.kind == ToolKind.delete else None  # type: ignore[union-attr]
         predicted = effect_oracle(spec, tool, s, args)
         out = c.ok_call(s, args)
         _check_effects(c, s, args, predicted, out)
@@ -426,10 +454,11 @@ def _l2_write(c: _Ctx, sample: int) -> None:
                         raise _Fail(f"{tool.name} returned {json.dumps(out, default=str)[:160]} but "
                                     f"{getter.name} then returns {json.dumps(got, default=str)[:160]}")
         if tool.kind == ToolKind.delete:
-            lister = _find_tool(spec, tool.entity, ToolKind.list)
-            if lister is not None:
+            listers = sorted((t for t in spec.tools if t.entity == tool.entity and t.kind == ToolKind.list),
+                             key=lambda t: sum(p.required for p in t.params))
+            lister, la = next(((t, a) for t in listers if (a := _lister_args(t, before)) is not None), (None, None))
+            if lister is not None and la is not None:
                 rows = read_rows(s, ent)
-                la = {"limit": lister.max_page_size}
                 page = s.call(lister.name, la)
                 if any(r.get(ent.primary_key) == key for r in page["items"]):
                     raise _Fail(f"{lister.name} still returns deleted {ent.name} {key!r}")

@@ -1,0 +1,287 @@
+"""Fidelity to the document: what a build kept of each documented operation, measured.
+
+For every document of a build: its documented operations; the operations a tool was made
+for (before verification) and the ones whose tool passed verification and ships; every other
+operation with the stage that dropped it and the reason. For the operations that ship as a
+tool that writes (create / update / action / delete), the request body's documented
+properties are compared with the tool's parameters: how many are kept, whether each kept
+parameter's required flag is the document's, and whether each documented enum is kept with
+its values exactly as written (case included). A parameter enum the document does not state
+is counted as invented.
+
+What "documented body property" means is read from the document alone, never from the
+explorer: the top-level properties of the JSON request body (or the Swagger form fields),
+after unwrapping a one-property wrapper object (``{"transaction": {...}}``) and JSON:API
+``data.attributes``; properties the document marks ``readOnly`` are not request fields.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..ingest import ApiDoc, Operation
+from ..spec import EnvSpec, ToolSpec
+from .naming import singular, snake
+
+__all__ = ["DocFidelity", "FidelityReport", "DroppedOp", "build_fidelity", "documented_body", "snake_name", "drop_reasons"]
+
+_WRITES = ("create", "update", "action", "delete")
+_WRAPPER_KEYS = {"data", "item", "resource", "record", "body", "payload", "object", "entity", "input", "request",
+                 "attributes", "fields", "properties"}
+
+
+def snake_name(name: str) -> str:
+    """The snake_case spelling tools use for a documented name (``firstName`` -> ``first_name``)."""
+    return snake(name)
+
+
+@dataclass(frozen=True)
+class DroppedOp:
+    operation: str          # "POST /invoices/search"
+    stage: str              # explore | verify | environment
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass
+class DocFidelity:
+    """One document's figures (see the module docstring)."""
+
+    source: str
+    operations: int = 0
+    tools_made: int = 0
+    verified: int = 0
+    body_documented: int = 0
+    body_kept: int = 0
+    required_checked: int = 0
+    required_agree: int = 0
+    enums_documented: int = 0
+    enums_kept: int = 0
+    enums_invented: int = 0
+    dropped: list[DroppedOp] = field(default_factory=list)
+    disagreements: list[str] = field(default_factory=list)  # "POST /x: name required in the document, optional in the tool"
+
+    def add(self, other: DocFidelity) -> None:
+        for k in ("operations", "tools_made", "verified", "body_documented", "body_kept", "required_checked",
+                  "required_agree", "enums_documented", "enums_kept", "enums_invented"):
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+
+    def figures(self) -> dict[str, int]:
+        return {k: v for k, v in asdict(self).items() if isinstance(v, int)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, **self.figures(), "dropped": [d.to_dict() for d in self.dropped],
+                "disagreements": self.disagreements[:100]}
+
+
+@dataclass
+class FidelityReport:
+    documents: list[DocFidelity] = field(default_factory=list)
+
+    @property
+    def totals(self) -> DocFidelity:
+        t = DocFidelity(source="total")
+        for d in self.documents:
+            t.add(d)
+        return t
+
+    def to_dict(self) -> dict[str, Any]:
+        t = self.totals
+        return {"totals": {**t.figures(), "drop_reasons": drop_reasons(self.documents)},
+                "documents": [d.to_dict() for d in self.documents]}
+
+
+def drop_reasons(docs: Iterable[DocFidelity]) -> dict[str, int]:
+    """``stage: reason`` (the reason's words before any quoted name) -> count, most common first."""
+    out: dict[str, int] = {}
+    for d in docs:
+        for x in d.dropped:
+            head = re.sub(r"'[^']*'", "X", x.reason).split(" (", 1)[0].split(": ", 1)[0].strip()[:80]
+            out[f"{x.stage}: {head}"] = out.get(f"{x.stage}: {head}", 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+# ---- what the document says ----------------------------------------------------------------------
+
+
+def _props(schema: Any, depth: int = 0) -> tuple[dict[str, Any], set[str]]:
+    if not isinstance(schema, dict) or depth > 4:
+        return {}, set()
+    props: dict[str, Any] = {}
+    req: set[str] = set()
+    for sub in schema.get("allOf") or []:
+        p, r = _props(sub, depth + 1)
+        props.update(p)
+        req |= r
+    if not schema.get("properties"):
+        for comb in ("oneOf", "anyOf"):
+            for b in schema.get(comb) or []:
+                p, r = _props(b, depth + 1)
+                if p:
+                    props.update(p)
+                    req |= r
+                    break
+            if props:
+                break
+    if isinstance(schema.get("properties"), dict):
+        props.update(schema["properties"])
+    if isinstance(schema.get("required"), list):
+        req |= {r for r in schema["required"] if isinstance(r, str)}
+    return props, req
+
+
+def documented_body(op: Operation) -> tuple[dict[str, dict], set[str]]:
+    """The documented request-body properties of ``op`` (name -> schema) and the required ones."""
+    props, req = _props(op.request_body)
+    if not props:
+        params = [p for p in op.parameters if p.location == "body"]
+        props = {p.name: dict(p.schema_ or {}) for p in params}
+        req = {p.name for p in params if p.required}
+    words = {singular(snake(w)) for w in re.split(r"[/.:{}]", op.path) if w}
+    for _ in range(3):  # {"transaction": {...}} and JSON:API {"data": {"attributes": {...}}}
+        if len(props) != 1:
+            break
+        (only, inner), = props.items()
+        if snake(only) not in _WRAPPER_KEYS and singular(snake(only)) not in words:
+            break  # {"settings": {...}} on /teams/{id}: one real property, not a wrapper
+        inner_props, inner_req = _props(inner)
+        if not inner_props:
+            break
+        if only == "data" and isinstance(inner_props.get("attributes"), dict):
+            attrs, areq = _props(inner_props["attributes"])
+            if attrs:
+                props, req = attrs, areq
+                continue
+        props, req = inner_props, inner_req
+    keep = {k: (v if isinstance(v, dict) else {}) for k, v in props.items()
+            if not (isinstance(v, dict) and v.get("readOnly"))}
+    return keep, {r for r in req if r in keep}
+
+
+def _doc_enum(s: dict) -> list[str] | None:
+    vals = s.get("enum")
+    if not isinstance(vals, list) or not vals or not all(isinstance(v, str) for v in vals if v is not None):
+        items = s.get("items")
+        return _doc_enum(items) if isinstance(items, dict) and s.get("type") == "array" else None
+    out = [v for v in vals if isinstance(v, str) and v.strip()]
+    return out or None
+
+
+# ---- the comparison ------------------------------------------------------------------------------
+
+
+def _match_param(tool: ToolSpec, prop: str):
+    n = snake_name(prop)
+    for p in tool.params:  # a body property that is the tool's key (``{"consent_id": ...}``) is kept as it
+        if p.name in (prop, n) or (p.field is not None and p.field in (prop, n)):
+            return p
+    return None
+
+
+def _compare_body(op: Operation, tool: ToolSpec, fid: DocFidelity) -> None:
+    props, req = documented_body(op)
+    for name, s in props.items():
+        fid.body_documented += 1
+        p = _match_param(tool, name)
+        if p is None:
+            fid.disagreements.append(f"{op.key}: body property {name!r} not kept")
+            continue
+        fid.body_kept += 1
+        fid.required_checked += 1
+        if p.required == (name in req):
+            fid.required_agree += 1
+        else:
+            doc = "required" if name in req else "optional"
+            fid.disagreements.append(f"{op.key}: {name!r} is {doc} in the document, "
+                                     f"{'required' if p.required else 'optional'} in {tool.name}")
+        denum = _doc_enum(s)
+        if denum is not None:
+            fid.enums_documented += 1
+            if p.enum is not None and list(p.enum) == denum:
+                fid.enums_kept += 1
+            else:
+                fid.disagreements.append(f"{op.key}: enum of {name!r} is {denum[:8]} in the document, "
+                                         f"{p.enum[:8] if p.enum else 'none'} in {tool.name}")
+        elif p.enum:
+            fid.enums_invented += 1
+            fid.disagreements.append(f"{op.key}: {tool.name}.{p.name} has an enum the document does not state")
+
+
+def build_fidelity(docs: list[ApiDoc], explore_excluded: Iterable[Any], made: list[EnvSpec],
+                   shipped: list[EnvSpec], verify_dropped: dict[tuple[str, str], str],
+                   env_dropped: dict[str, str], origins: dict[tuple[str, str], str] | None = None
+                   ) -> FidelityReport:
+    """Per-document fidelity of one build.
+
+    ``explore_excluded``: the explorer's ExcludedOp records (source, operation, reason);
+    ``made``: the specs as drafted (before verification); ``shipped``: what the build wrote;
+    ``verify_dropped``: (env, tool) -> why verification excluded it; ``env_dropped``: env ->
+    why the whole environment did not ship; ``origins``: (env, tool) -> document source,
+    where the explorer knows it (else the first of the spec's sources documenting the operation).
+    """
+    origins = origins or {}
+    keys_by_doc = {d.source: {op.key for op in d.operations} for d in docs}
+
+    def doc_of(spec: EnvSpec, tool: ToolSpec) -> str | None:
+        src = origins.get((spec.name, tool.name))
+        if src is not None:
+            return src
+        for s in spec.sources or [d.source for d in docs]:
+            if tool.source in keys_by_doc.get(s, ()):
+                return s
+        return None
+
+    made_ops: dict[tuple[str, str], list[tuple[EnvSpec, ToolSpec]]] = {}
+    for s in made:
+        for t in s.tools:
+            src = doc_of(s, t)
+            if src is not None and t.source:
+                made_ops.setdefault((src, t.source), []).append((s, t))
+    shipped_ops: dict[tuple[str, str], tuple[EnvSpec, ToolSpec]] = {}
+    for s in shipped:
+        for t in s.tools:
+            src = doc_of(s, t)
+            if src is not None and t.source:
+                shipped_ops.setdefault((src, t.source), (s, t))
+    excluded: dict[tuple[str, str], str] = {}
+    for x in explore_excluded:
+        excluded.setdefault((x.source, x.operation), x.reason)
+    report = FidelityReport()
+    for d in docs:
+        fid = DocFidelity(source=d.source)
+        for op in d.operations:
+            k = (d.source, op.key)
+            fid.operations += 1
+            if k in made_ops:
+                fid.tools_made += 1
+            if k in shipped_ops:
+                fid.verified += 1
+                _, tool = shipped_ops[k]
+                if tool.kind.value in _WRITES:
+                    _compare_body(op, tool, fid)
+                continue
+            fid.dropped.append(_why(k, made_ops, excluded, verify_dropped, env_dropped))
+        report.documents.append(fid)
+    return report
+
+
+def _why(k: tuple[str, str], made_ops: dict, excluded: dict[tuple[str, str], str],
+         verify_dropped: dict[tuple[str, str], str], env_dropped: dict[str, str]) -> DroppedOp:
+    if k in made_ops:
+        for spec, tool in made_ops[k]:
+            if (spec.name, tool.name) in verify_dropped:
+                return DroppedOp(k[1], "verify", f"{tool.name} failed verification: "
+                                 f"{verify_dropped[(spec.name, tool.name)][:200]}")
+        for spec, _tool in made_ops[k]:
+            if spec.name in env_dropped:
+                return DroppedOp(k[1], "environment", f"environment {spec.name} did not ship: "
+                                 f"{env_dropped[spec.name][:200]}")
+        return DroppedOp(k[1], "build", "the tool was made but did not ship (environment limit)")
+    if k in excluded:
+        return DroppedOp(k[1], "explore", excluded[k])
+    return DroppedOp(k[1], "explore", "no tool was made and the explorer gave no reason")

@@ -1,0 +1,133 @@
+"""Operations whose path alone misleads: read the summary, method, request and response together.
+
+- ``POST /invoices/search`` (or a POST whose summary says "Search/List/Find ...") answering a
+  list is a list, not a create; ``POST /item/get`` (a verb as the last path word) reads one row
+  named by an id in the body;
+- ``GET /me`` or ``GET /settings`` answering one object that no id selects is a singleton read,
+  not a list of an invented entity;
+- ``POST /consumers/{tenant}`` documented as "Create consumer" (the path parameter names a
+  scope, not a consumer) is a create;
+- ``PUT /api/Task`` / ``DELETE /api/Task?TaskID=``: an update or delete with the row's id in
+  the body or the query;
+- ``POST /start-timer`` / ``/generate-next-invoice-number``: a verb, not a resource.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..ingest import Operation
+from .naming import snake
+
+__all__ = ["summary_verb", "answers_list", "answers_object", "id_param", "VERB_PATH_HEADS", "RPC_VERBS",
+           "is_singleton_read", "SINGLETON_WORDS"]
+
+_SEARCH_HEADS = ("search", "list", "find", "query", "filter", "lookup", "look_up", "browse")
+_GET_HEADS = ("get", "retrieve", "fetch", "read", "show", "view", "return", "returns", "obtain")
+_CREATE_HEADS = ("create", "add", "new", "insert", "register", "make", "post")
+# words a path may end in that say what the operation does to the resource before it
+RPC_VERBS = {"get": "get", "retrieve": "get", "fetch": "get", "read": "get", "info": "get", "details": "get",
+             "list": "list", "search": "list", "find": "list", "query": "list", "all": "list",
+             "create": "create", "add": "create", "new": "create",
+             "update": "update", "edit": "update", "modify": "update", "patch": "update", "set": "update",
+             "delete": "delete", "remove": "delete", "destroy": "delete"}
+VERB_PATH_HEADS = {"start", "stop", "generate", "send", "calculate", "compute", "validate", "verify", "check", "test",
+                   "preview", "estimate", "convert", "refresh", "sync", "trigger", "run", "execute", "process",
+                   "resend", "reset", "request", "simulate", "evaluate", "import", "export", "fire", "pause",
+                   "resume", "retry", "submit", "enable", "disable", "invalidate", "migrate", "recalculate"}
+SINGLETON_WORDS = {"me", "self", "current", "current_user", "user", "settings", "setting", "config", "configuration",
+                   "profile", "account", "preferences", "status", "info", "whoami", "balance", "organization",
+                   "company", "workspace", "tenant", "subscription", "plan", "usage", "quota", "limits"}
+_LIST_SUMMARY = re.compile(r"^(get|retrieve|fetch|return|returns|obtain|list)s?\s+(a\s+|the\s+)?(list|all|paginated|"
+                           r"collection|page|set)\b", re.I)
+
+
+def summary_verb(op: Operation) -> str | None:
+    """What the summary (else the operationId) says first: search / get / create, or None."""
+    text = (op.summary or "").strip() or (op.operation_id or "")
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text).replace("_", " ")  # SearchEvents, getClub
+    if _LIST_SUMMARY.match(text):
+        return "search"
+    head = re.split(r"[\s_\-]+", text.lower(), maxsplit=1)[0] if text else ""
+    head = re.sub(r"(es|s)$", "", head) if head not in ("list", "lists", "process") else head.rstrip("s")
+    if head in _SEARCH_HEADS:
+        return "search"
+    if head in _GET_HEADS:
+        return "get"
+    if head in _CREATE_HEADS:
+        return "create"
+    return None
+
+
+def _schema(op: Operation) -> Any:
+    r = op.success_response()
+    return r.schema_ if r is not None and isinstance(r.schema_, dict) else None
+
+
+def _is_array(s: Any) -> bool:
+    return isinstance(s, dict) and (s.get("type") == "array" or ("items" in s and not s.get("properties")))
+
+
+def _top_props(s: Any, depth: int = 0) -> dict[str, Any]:
+    if not isinstance(s, dict) or depth > 3:
+        return {}
+    props: dict[str, Any] = {}
+    for sub in s.get("allOf") or []:
+        props.update(_top_props(sub, depth + 1))
+    for comb in ("oneOf", "anyOf"):
+        for b in s.get(comb) or []:
+            p = _top_props(b, depth + 1)
+            if p:
+                props.update(p)
+                break
+    if isinstance(s.get("properties"), dict):
+        props.update(s["properties"])
+    return props
+
+
+def answers_list(op: Operation) -> bool:
+    """The success response is an array, or an object holding one array (an envelope)."""
+    s = _schema(op)
+    if s is None:
+        return False
+    if _is_array(s):
+        return True
+    for _ in range(2):
+        props = _top_props(s)
+        arrays = [v for v in props.values() if _is_array(v)]
+        if arrays:
+            return True
+        objs = [v for v in props.values() if isinstance(v, dict) and _top_props(v)]
+        if len(props) != 1 or not objs:  # one wrapper ({"data": {...}}) is looked into
+            return False
+        s = objs[0]
+    return False
+
+
+def answers_object(op: Operation) -> bool:
+    """The success response is one documented object with no list in it."""
+    s = _schema(op)
+    return s is not None and not _is_array(s) and bool(_top_props(s)) and not answers_list(op)
+
+
+def id_param(op: Operation, entity: str, *, where: tuple[str, ...] = ("body", "query")) -> str | None:
+    """The documented parameter (body or query) that names the row of ``entity``: ``id``,
+    ``TaskID``, ``task_id``, ``taskGid``; None when there is none."""
+    want = {"id", "uuid", "gid", "key", f"{entity}_id", f"{entity}_uuid", f"{entity}_gid", f"{entity}_key",
+            f"{entity}id"}
+    for p in op.parameters:
+        if p.location in where and snake(p.name) in want:
+            return p.name
+    return None
+
+
+def is_singleton_read(op: Operation, word: str) -> bool:
+    """``GET /me``: one object, no paging, no list in the answer, and a singular (or singleton) word."""
+    from .resources import PAGING_PARAMS  # resources imports this module
+
+    if op.method != "get" or not answers_object(op):
+        return False
+    if any(p.location == "query" and snake(p.name) in PAGING_PARAMS for p in op.parameters):
+        return False
+    return word in SINGLETON_WORDS or not word.endswith("s")

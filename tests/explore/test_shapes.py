@@ -1,0 +1,85 @@
+"""Defects 2 and 6 (issue 14): operations read by what they do (summary, method, request,
+response together), not by the path's shape or a word inside a name.
+
+Each case is an operation shaped after one of the corpus documents (named in the id).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from envfactory.explore import plan_operation
+
+from .conftest import body, ok, openapi, path_param, query
+
+OBJ = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
+LIST = {"type": "object", "properties": {"items": {"type": "array", "items": OBJ}, "cursor": {"type": "string"}}}
+
+
+def _plan(method, path, *, summary="", params=(), req=None, resp=OBJ):
+    op = {"summary": summary, "responses": ok(resp)}
+    if params:
+        op["parameters"] = list(params)
+    if req is not None:
+        op["requestBody"] = body(req)
+    doc = openapi({path: {method: op}})
+    return plan_operation(doc.operations[0])
+
+
+def _body_with(*names, required=()):
+    return {"type": "object", "required": list(required), "properties": {n: {"type": "string"} for n in names}}
+
+
+CASES = [
+    # (id, plan arguments, kind, entity, key_param)
+    ("square-search-events", dict(method="post", path="/v2/events", summary="SearchEvents",
+                                  req=_body_with("cursor"), resp=LIST), "list", "event", None),
+    ("invoices-search", dict(method="post", path="/invoices/search", summary="Search invoices",
+                             req=_body_with("status"), resp=LIST), "list", "invoice", None),
+    ("plaid-item-get", dict(method="post", path="/transfer/get", summary="Retrieve a transfer",
+                            req=_body_with("transfer_id", required=["transfer_id"])), "get", "transfer", "transfer_id"),
+    ("justeat-create-on-scope", dict(method="post", path="/consumers/{tenant}", summary="Create consumer",
+                                     params=[path_param("tenant")], req=_body_with("emailAddress")),
+     "create", "consumer", None),
+    ("put-id-in-body", dict(method="put", path="/api/Task", summary="Update a task",
+                            req=_body_with("TaskID", "Title", required=["TaskID"])), "update", "task", "TaskID"),
+    ("delete-id-in-query", dict(method="delete", path="/api/Task", summary="Delete a task",
+                                params=[query("TaskID", {"type": "integer"})]), "delete", "task", "TaskID"),
+    ("plaid-cancel-id-in-body", dict(method="post", path="/transfer/cancel", summary="Cancel a transfer",
+                                     req=_body_with("transfer_id", required=["transfer_id"])),
+     "action", "transfer", "transfer_id"),
+    ("clubhouse-get-club", dict(method="post", path="/get_club", summary="gets club by id",
+                                req=_body_with("club_id")), "get", "club", "club_id"),
+    ("health-records-are-real", dict(method="get", path="/patients/{id}/health-records",
+                                     params=[path_param("id")], resp=LIST), "list", "health_record", None),
+    ("paypal-authorize-is-real", dict(method="post", path="/v2/checkout/orders/{id}/authorize",
+                                      summary="Authorize payment for order", params=[path_param("id")]),
+     "action", "order", "id"),
+    ("set-password-is-real", dict(method="put", path="/users/{id}/password", params=[path_param("id")],
+                                  req=_body_with("password")), "update", "user", "id"),
+    ("box-file-versions-are-real", dict(method="get", path="/files/{file_id}/versions",
+                                        params=[path_param("file_id")], resp=LIST), "list", "version", None),
+]
+
+
+@pytest.mark.parametrize("args,kind,entity,key", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_operation_read_by_what_it_does(args, kind, entity, key):
+    p = _plan(**args)
+    assert p.reason is None, p.reason
+    assert (p.kind, p.entity, p.key_param) == (kind, entity, key)
+
+
+EXCLUDED = [
+    ("me-singleton", dict(method="get", path="/me", resp=OBJ), "singleton"),
+    ("settings-singleton", dict(method="get", path="/settings", resp=OBJ), "singleton"),
+    ("start-timer", dict(method="post", path="/start-timer", req=_body_with("note")), "verb"),
+    ("generate-number", dict(method="post", path="/invoices/generate-next-invoice-number"), "verb"),
+    ("health-probe", dict(method="get", path="/health", resp=OBJ), "health check"),
+    ("oauth-token", dict(method="post", path="/oauth/token", req=_body_with("code")), "authentication"),
+]
+
+
+@pytest.mark.parametrize("args,word", [c[1:] for c in EXCLUDED], ids=[c[0] for c in EXCLUDED])
+def test_non_resources_are_excluded_with_a_reason(args, word):
+    p = _plan(**args)
+    assert p.reason is not None and word in p.reason, (p.kind, p.entity, p.reason)
