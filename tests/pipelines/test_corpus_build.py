@@ -142,6 +142,11 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_result(one_worker, tmp_pa
             break
         time.sleep(0.1)
     assert not any(_alive(p) for p in workers)
+    # ... before finishing the document in flight (killed just after it started): an orphan that
+    # ran on would have written its folder, unrecorded
+    recorded = json.loads(state.read_text())["documents"]
+    built = {p.parent.name for p in out.glob("*/build.json")}
+    assert built == {v["out"] for v in recorded.values() if v["status"] == "built"}
     resumed = build_corpus(src, out_dir=out, workers=2, budget=BIG, row_scale=0.1)
     assert resumed.skipped == done
     assert _tree(out) == _tree(out1)
