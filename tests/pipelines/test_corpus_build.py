@@ -151,3 +151,21 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_result(one_worker, tmp_pa
     resumed = build_corpus(src, out_dir=out, workers=2, budget=BIG, row_scale=0.1)
     assert resumed.skipped == done
     assert _tree(out) == _tree(out1)
+
+
+@needs_corpus
+def test_the_build_command_runs_a_corpus_with_workers(tmp_path):
+    from typer.testing import CliRunner
+
+    from envfactory.cli import app
+
+    src = _corpus(tmp_path, (DOCS[0], DOCS[2]))
+    runner = CliRunner()
+    res = runner.invoke(app, ["build", "--source", str(src), "--workers", "1"])
+    assert res.exit_code != 0 and "--out" in res.output
+    res = runner.invoke(app, ["build", "--source", str(src), "--out", str(tmp_path / "out"), "--workers", "2",
+                              "--doc-timeout", "0.05"])
+    assert res.exit_code == 1  # nothing built
+    assert "0/2 documents built (2 failed" in " ".join(res.output.split())
+    assert "time budget exceeded" in res.output
+    assert (tmp_path / "out" / CORPUS_FILE).is_file()
