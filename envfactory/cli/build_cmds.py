@@ -170,6 +170,11 @@ def build(
     base_url: Optional[str] = typer.Option(None, "--base-url",
                                            help="With --explorer agent: an OpenAI-compatible endpoint, e.g. "
                                                 "http://127.0.0.1:8000/v1 (vllm serve)."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1,
+                                          help="With --source FOLDER --out FOLDER: a corpus build, each document on "
+                                               "its own in N worker processes, resumable (corpus.json)."),
+    doc_timeout: Optional[float] = typer.Option(900.0, "--doc-timeout", help="With --workers: seconds per document."),
+    doc_memory: Optional[int] = typer.Option(4096, "--doc-memory", help="With --workers: MiB per document."),
 ) -> None:
     """Turn API documentation into verified tool environments.
 
@@ -186,6 +191,11 @@ def build(
     from ..config import project_paths
 
     agent = _agent(explorer, model, base_url, seed)
+    if workers is not None:
+        from .corpus_view import run_corpus
+
+        return run_corpus(source, out, workers=workers, timeout=doc_timeout, memory=doc_memory, seed=seed, verify=verify,
+                          row_scale=row_scale, max_envs=max_envs, name=name, agent=agent, view=(_progress, _Bar))
     paths = project_paths()
     res_root = resources or paths.resources_dir
     dom_root = domains or paths.domains_dir

@@ -1,0 +1,380 @@
+"""Corpus builds: many documents, each built on its own, in a pool of worker processes.
+
+``build_corpus(source, out_dir, workers=N)`` builds every document under ``source`` with the
+project's per-document build (``build_source``) into ``out_dir/<slug>/``, one document per
+worker process. Each worker runs under a memory budget (``RLIMIT_AS``) and a wall-clock budget
+(the parent kills a worker that runs past it): a document over either is recorded as failed
+with the reason, and the run goes on. A document is never merged with another here (each is
+its own resource graph), so the result does not depend on the number of workers or the order
+in which they finish: ``corpus.json`` lists the documents sorted by path and holds no timings
+(they go to ``.corpus-times.json``), so the same documents and seed give the same bytes.
+
+Resume: after every finished document, ``.corpus-state.json`` (written atomically) records its
+content digest (the file's bytes and the build options) and its result. A rerun skips every
+document whose digest matches a built record (its folder still present) or a failed record made
+under the same budgets; a run killed at any point (SIGKILL included) loses at most the
+documents in flight, whose half-built folders the next build of them recovers (``swap``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import pickle
+import re
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, EnvFactoryError
+from .build import Progress, build_source
+from .swap import write_atomic
+
+__all__ = ["CORPUS_FILE", "CORPUS_STATE_FILE", "CORPUS_TIMES_FILE", "Budget", "CorpusDoc", "CorpusReport",
+           "build_corpus"]
+
+CORPUS_FILE = "corpus.json"
+CORPUS_STATE_FILE = ".corpus-state.json"   # resume state: digest and result per document
+CORPUS_TIMES_FILE = ".corpus-times.json"   # seconds, kept out of corpus.json (same documents, same bytes)
+_STATE_VERSION = 1
+_FIDELITY_FIELDS = ("operations", "tools_made", "verified", "body_documented", "body_kept", "required_checked",
+                    "required_agree", "enums_documented", "enums_kept", "enums_invented")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one document may use: wall-clock seconds and address space in MiB (None: unlimited)."""
+
+    seconds: float | None = 900.0
+    memory_mb: int | None = 4096
+
+    def key(self) -> list[float | int | None]:
+        return [self.seconds, self.memory_mb]
+
+
+@dataclass
+class CorpusDoc:
+    """One document's outcome in a corpus build."""
+
+    source: str                      # path relative to the corpus folder
+    out: str                         # its folder under the corpus output (relative)
+    digest: str
+    status: str                      # built | failed
+    reason: str | None = None        # why it failed (or why no environment shipped)
+    envs: list[str] = field(default_factory=list)
+    tools: int = 0
+    rows: int = 0
+    fidelity: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0             # not in corpus.json
+    budget: list[Any] = field(default_factory=list)  # the budget it ran under (state only)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if k not in ("seconds", "budget")}
+        out["fidelity"] = {k: int(self.fidelity.get(k, 0)) for k in _FIDELITY_FIELDS}  # one order, resumed or not
+        return out
+
+
+@dataclass
+class CorpusReport:
+    source: str
+    out_dir: str
+    documents: list[CorpusDoc] = field(default_factory=list)
+    skipped: int = 0                 # documents resumed from the state file, not rebuilt
+    seconds: float = 0.0
+
+    @property
+    def built(self) -> list[CorpusDoc]:
+        return [d for d in self.documents if d.status == "built"]
+
+    @property
+    def failed(self) -> list[CorpusDoc]:
+        return [d for d in self.documents if d.status != "built"]
+
+    def fidelity_total(self) -> dict[str, int]:
+        return {k: sum(d.fidelity.get(k, 0) for d in self.documents) for k in _FIDELITY_FIELDS}
+
+    def failure_reasons(self) -> dict[str, int]:
+        """Failed documents grouped by reason (without the document's name), most common first."""
+        counts = Counter(_reason_key(d.reason or "unknown") for d in self.failed)
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "totals": {"documents": len(self.documents), "built": len(self.built), "failed": len(self.failed),
+                       "envs": sum(len(d.envs) for d in self.documents),
+                       "tools": sum(d.tools for d in self.documents), "rows": sum(d.rows for d in self.documents)},
+            "fidelity": self.fidelity_total(),
+            "failure_reasons": self.failure_reasons(),
+            "documents": [d.to_dict() for d in self.documents],
+        }
+
+    def timings(self) -> dict[str, Any]:
+        return {"seconds": round(self.seconds, 3), "skipped": self.skipped,
+                "documents": {d.source: round(d.seconds, 3) for d in self.documents}}
+
+
+def _reason_key(reason: str) -> str:
+    """'travel/x.yaml: no environment could be derived (3x ...)' -> 'no environment could be derived'."""
+    text = " ".join(reason.split())
+    head, sep, tail = text.partition(": ")
+    if sep and ("/" in head or "." in head) and " " not in head:
+        text = tail
+    return re.sub(r"\s*\(.*$", "", text)[:160] or "unknown"
+
+
+def _slug(rel: str) -> str:
+    return re.sub(r"[^\w.-]", "_", rel.replace("/", "__")).lstrip(".") or "document"
+
+
+def _domain(rel: str, default: str) -> str:
+    parent = Path(rel).parent.name
+    return parent if re.fullmatch(r"[A-Za-z0-9][\w.-]*", parent) else default
+
+
+def _digest(path: Path, options: dict[str, Any]) -> str:
+    h = hashlib.sha256(json.dumps(options, sort_keys=True).encode())
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ---- the worker (one document, in its own process) --------------------------------------------------
+
+
+def _watch_parent(life: Connection) -> None:
+    """Exit when the parent goes away (its end of ``life`` closes), even if it was SIGKILLed."""
+    try:
+        life.recv()
+    except (EOFError, OSError):
+        pass
+    os._exit(70)
+
+
+def _limit_memory(memory_mb: int | None) -> None:
+    if memory_mb is None:
+        return
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX: no memory budget
+        return
+    limit = int(memory_mb) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _summary(report: Any) -> dict[str, Any]:
+    """The corpus row of one document's BuildReport (from h14's report: envs, tools, fidelity)."""
+    fid = {k: 0 for k in _FIDELITY_FIELDS}
+    for d in report.fidelity.documents:
+        for k in _FIDELITY_FIELDS:
+            fid[k] += int(getattr(d, k))
+    reason = None
+    if not report.envs:
+        errs = [d.error for d in report.failed_documents if d.error]
+        reason = errs[0] if errs else (report.dropped_envs[0] if report.dropped_envs else "no environment shipped")
+    return {"status": "built" if report.envs else "failed", "reason": reason,
+            "envs": [e.name for e in report.envs], "tools": report.tools, "rows": report.rows, "fidelity": fid}
+
+
+def _build_one(job: dict[str, Any], result: Connection, life: Connection) -> None:
+    threading.Thread(target=_watch_parent, args=(life,), daemon=True).start()
+    # made before the limit: past it, even the message saying so may not be allocatable
+    over = pickle.dumps({"status": "failed", "reason": f"memory budget exceeded ({job['memory_mb']} MiB)"})
+    try:
+        try:
+            _limit_memory(job["memory_mb"])
+            report = build_source(job["path"], out_dir=job["out_dir"], domain=job["domain"], seed=job["seed"],
+                                  verify=job["verify"], max_envs_per_doc=job["max_envs"],
+                                  row_scale=job["row_scale"])
+            msg = _summary(report)
+        except EnvFactoryError as e:
+            msg = {"status": "failed", "reason": " ".join(str(e).split())[:300]}
+        except MemoryError:
+            raise
+        except Exception as e:  # a bug on one document must not stop a corpus of thousands: record it
+            msg = {"status": "failed",
+                   "reason": f"internal error: {type(e).__name__}: {' '.join(str(e).split())[:200]}"}
+        result.send(msg)
+    except MemoryError:
+        result.send_bytes(over)
+
+
+# ---- the pool ----------------------------------------------------------------------------------------
+
+
+def _context() -> Any:
+    if sys.platform.startswith("linux"):
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["envfactory.pipelines.build"])  # each worker forks with it imported
+        return ctx
+    return mp.get_context("spawn")
+
+
+@dataclass
+class _Running:
+    job: dict[str, Any]
+    proc: Any
+    result: Connection
+    life: Connection
+    started: float
+
+
+def _finish(run: _Running, msg: dict[str, Any]) -> dict[str, Any]:
+    run.result.close()
+    run.life.close()
+    run.proc.join(5)
+    if run.proc.is_alive():
+        run.proc.kill()
+        run.proc.join()
+    return {**msg, "seconds": time.perf_counter() - run.started}
+
+
+def _poll(run: _Running, budget: Budget, now: float) -> dict[str, Any] | None:
+    """The document's result when it has one (finished, died or over its time), else None."""
+    if run.result.poll():
+        try:
+            return _finish(run, run.result.recv())
+        except (EOFError, OSError):
+            pass  # died while sending: below
+    if not run.proc.is_alive():
+        run.proc.join()
+        code = run.proc.exitcode
+        why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return _finish(run, {"status": "failed", "reason": f"worker died ({why})"})
+    if budget.seconds is not None and now - run.started > budget.seconds:
+        run.proc.kill()
+        return _finish(run, {"status": "failed", "reason": f"time budget exceeded ({budget.seconds:g} s)"})
+    return None
+
+
+def _start(ctx: Any, job: dict[str, Any]) -> _Running:
+    res_r, res_w = ctx.Pipe(duplex=False)
+    life_r, life_w = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_build_one, args=(job, res_w, life_r), daemon=True)
+    proc.start()
+    res_w.close()
+    life_r.close()
+    return _Running(job, proc, res_r, life_w, time.perf_counter())
+
+
+def _run_pool(jobs: list[dict[str, Any]], workers: int, budget: Budget, done: Any) -> None:
+    ctx = _context()
+    pending = list(reversed(jobs))
+    running: list[_Running] = []
+    try:
+        while pending or running:
+            while pending and len(running) < workers:
+                running.append(_start(ctx, pending.pop()))
+            now = time.perf_counter()
+            timeout = None if budget.seconds is None else max(
+                0.0, min(r.started + budget.seconds for r in running) - now) + 0.01
+            wait([r.result for r in running] + [r.proc.sentinel for r in running], timeout)
+            now = time.perf_counter()
+            for run in list(running):
+                msg = _poll(run, budget, now)
+                if msg is not None:
+                    running.remove(run)
+                    done(run.job, msg)
+    finally:
+        for run in running:  # an error (or Ctrl-C) in the parent: leave no worker behind
+            run.proc.kill()
+            run.proc.join()
+
+
+# ---- the corpus build --------------------------------------------------------------------------------
+
+
+def _load_state(path: Path) -> dict[str, dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != _STATE_VERSION or not isinstance(data.get("documents"), dict):
+        return {}
+    return {k: v for k, v in data["documents"].items() if isinstance(v, dict)}
+
+
+def _doc(record: dict[str, Any]) -> CorpusDoc | None:
+    try:
+        return CorpusDoc(**{k: record[k] for k in CorpusDoc.__dataclass_fields__ if k in record})
+    except TypeError:
+        return None
+
+
+def _reusable(doc: CorpusDoc | None, digest: str, budget: Budget, out: Path) -> bool:
+    if doc is None or doc.digest != digest:
+        return False
+    if doc.status == "built":
+        return (out / doc.out / "build.json").is_file()
+    return doc.budget == budget.key()
+
+
+def build_corpus(source: str | os.PathLike, *, out_dir: str | os.PathLike, workers: int = 1,
+                 budget: Budget | None = None, seed: int = 0, verify: bool = True, row_scale: float = 1.0,
+                 max_envs_per_doc: int | None = None, domain: str = "corpus",
+                 progress: Progress | None = None) -> CorpusReport:
+    """Build every document under ``source`` (a folder, or one file) into ``out_dir/<slug>/``.
+
+    Writes ``corpus.json`` (no timings), ``.corpus-times.json`` and the resume state into
+    ``out_dir``. Raises ConfigError for a missing source or a bad worker count; a document that
+    fails (unreadable, over budget, no environment) is recorded, never raised.
+    """
+    from ..ingest import document_files
+
+    budget = budget or Budget()
+    if workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {workers}")
+    src = Path(source)
+    if not src.exists():
+        raise ConfigError(f"{src}: no such file or folder")
+    root = src if src.is_dir() else src.parent
+    files = document_files(src) if src.is_dir() else [src]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    options = {"v": _STATE_VERSION, "seed": seed, "verify": verify, "row_scale": row_scale, "max_envs": max_envs_per_doc}
+    state_path = out / CORPUS_STATE_FILE
+    state = _load_state(state_path)
+    report = CorpusReport(source=str(src), out_dir=str(out))
+    results: dict[str, CorpusDoc] = {}
+    jobs: list[dict[str, Any]] = []
+    if progress:
+        progress("documents", len(files))
+    for p in files:
+        rel = p.relative_to(root).as_posix()
+        digest = _digest(p, options)
+        prior = _doc(state.get(rel, {}))
+        if _reusable(prior, digest, budget, out):
+            results[rel] = prior  # type: ignore[assignment]
+            report.skipped += 1
+            if progress:
+                progress("document", f"{p.name} (done before)")
+            continue
+        jobs.append({"rel": rel, "digest": digest, "path": str(p), "out": _slug(rel), "out_dir": str(out / _slug(rel)),
+                     "domain": _domain(rel, domain), "seed": seed, "verify": verify, "max_envs": max_envs_per_doc,
+                     "row_scale": row_scale, "memory_mb": budget.memory_mb})
+
+    def done(job: dict[str, Any], msg: dict[str, Any]) -> None:
+        doc = CorpusDoc(source=job["rel"], out=job["out"], digest=job["digest"], status=msg["status"],
+                        reason=msg.get("reason"), envs=list(msg.get("envs", [])), tools=int(msg.get("tools", 0)),
+                        rows=int(msg.get("rows", 0)), fidelity=dict(msg.get("fidelity", {})),
+                        seconds=round(float(msg["seconds"]), 3), budget=budget.key())
+        results[doc.source] = doc
+        state[doc.source] = asdict(doc)
+        write_atomic(state_path, json.dumps({"version": _STATE_VERSION, "documents": state}, sort_keys=True) + "\n")
+        if progress:
+            progress("document", Path(doc.source).name)
+
+    _run_pool(jobs, workers, budget, done)
+    report.documents = [results[k] for k in sorted(results)]
+    report.seconds = time.perf_counter() - t0
+    write_atomic(out / CORPUS_FILE, json.dumps(report.to_dict(), indent=2) + "\n")
+    write_atomic(out / CORPUS_TIMES_FILE, json.dumps(report.timings(), indent=2) + "\n")
+    return report
