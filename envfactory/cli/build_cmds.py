@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -26,11 +26,15 @@ class _Bar:
 
     def __call__(self, event: str, detail: Any) -> None:
         if event == "documents":
-            self.p.reset(self.task, total=max(1, int(detail)), description=f"{self.prefix}exploring documents")
+            self.p.reset(
+                self.task, total=max(1, int(detail)), description=f"{self.prefix}exploring documents"
+            )
         elif event == "document":
             self.p.update(self.task, advance=1, description=f"{self.prefix}explored {detail}")
         elif event == "envs":
-            self.p.reset(self.task, total=max(1, int(detail)), description=f"{self.prefix}verifying environments")
+            self.p.reset(
+                self.task, total=max(1, int(detail)), description=f"{self.prefix}verifying environments"
+            )
         elif event == "env":
             self.p.update(self.task, advance=1, description=f"{self.prefix}verified {detail}")
 
@@ -49,7 +53,9 @@ def _print(reports: list[BuildReport]) -> None:
             table.add_column(col, overflow="fold", min_width=len(col))
     for r in reports:
         for e in r.envs:
-            table.add_row(r.domain, e.name, str(e.tools), str(e.entities), f"{e.rows:,}", str(len(e.warnings)), e.check)
+            table.add_row(
+                r.domain, e.name, str(e.tools), str(e.entities), f"{e.rows:,}", str(len(e.warnings)), e.check
+            )
     console.print(table)
     for r in reports:
         for d in r.failed_documents:
@@ -60,14 +66,18 @@ def _print(reports: list[BuildReport]) -> None:
             console.print(f"[yellow]warning[/] {line}", highlight=False)
     if len(reports) > 1:
         for r in reports:
-            console.print(f"{r.domain}: {len(r.envs)} environments, {r.tools} tools, {r.rows:,} rows in {r.seconds:.1f}s",
-                          highlight=False)
+            console.print(
+                f"{r.domain}: {len(r.envs)} environments, {r.tools} tools, {r.rows:,} rows in {r.seconds:.1f}s",
+                highlight=False,
+            )
     envs = sum(len(r.envs) for r in reports)
     docs = sum(len(r.documents) for r in reports)
     failed = sum(len(r.failed_documents) for r in reports)
     secs = sum(r.seconds for r in reports)
-    console.print(f"total: {envs} environments, {sum(r.tools for r in reports)} tools, {sum(r.rows for r in reports):,} rows "
-                  f"from {docs - failed}/{docs} documents ({failed} failed) in {secs:.1f}s")
+    console.print(
+        f"total: {envs} environments, {sum(r.tools for r in reports)} tools, {sum(r.rows for r in reports):,} rows "
+        f"from {docs - failed}/{docs} documents ({failed} failed) in {secs:.1f}s"
+    )
 
 
 def _pct(a: int, b: int) -> str:
@@ -84,24 +94,42 @@ def _print_fidelity(reports: list[BuildReport]) -> None:
     if not docs:
         return
     table = Table(title="Fidelity to the documents")
-    for col in ("document", "operations", "tools made", "verified", "body kept", "required agree", "enums kept",
-                "enums invented"):
+    for col in (
+        "document",
+        "operations",
+        "tools made",
+        "verified",
+        "body kept",
+        "required agree",
+        "enums kept",
+        "enums invented",
+    ):
         table.add_column(col, justify="left" if col == "document" else "right", overflow="fold")
     total = DocFidelity(source="total")
     for d in docs:
         total.add(d)
     for d in [*docs, total]:
-        table.add_row(Path(d.source).name, str(d.operations), str(d.tools_made), _pct(d.verified, d.operations),
-                      _pct(d.body_kept, d.body_documented), _pct(d.required_agree, d.required_checked),
-                      _pct(d.enums_kept, d.enums_documented), str(d.enums_invented),
-                      end_section=d is docs[-1])
+        table.add_row(
+            Path(d.source).name,
+            str(d.operations),
+            str(d.tools_made),
+            _pct(d.verified, d.operations),
+            _pct(d.body_kept, d.body_documented),
+            _pct(d.required_agree, d.required_checked),
+            _pct(d.enums_kept, d.enums_documented),
+            str(d.enums_invented),
+            end_section=d is docs[-1],
+        )
     console.print(table)
     built = sum(1 for r in reports for x in r.documents if x.ok)
-    console.print(f"fidelity: {built}/{sum(len(r.documents) for r in reports)} documents built; "
-                  f"{_pct(total.verified, total.operations)} documented operations are verified tools; "
-                  f"body properties kept {_pct(total.body_kept, total.body_documented)}; required flags agree "
-                  f"{_pct(total.required_agree, total.required_checked)}; enums kept "
-                  f"{_pct(total.enums_kept, total.enums_documented)}, {total.enums_invented} invented", highlight=False)
+    console.print(
+        f"fidelity: {built}/{sum(len(r.documents) for r in reports)} documents built; "
+        f"{_pct(total.verified, total.operations)} documented operations are verified tools; "
+        f"body properties kept {_pct(total.body_kept, total.body_documented)}; required flags agree "
+        f"{_pct(total.required_agree, total.required_checked)}; enums kept "
+        f"{_pct(total.enums_kept, total.enums_documented)}, {total.enums_invented} invented",
+        highlight=False,
+    )
     for reason, n in list(drop_reasons(docs).items())[:12]:
         console.print(f"  dropped {n:>5}  {reason}", highlight=False)
 
@@ -109,8 +137,14 @@ def _print_fidelity(reports: list[BuildReport]) -> None:
 def _progress() -> Progress:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
 
 
 def _agent(explorer: str, model: str | None, base_url: str | None, seed: int):
@@ -119,25 +153,34 @@ def _agent(explorer: str, model: str | None, base_url: str | None, seed: int):
     if explorer != "agent":
         raise ConfigError(f"--explorer must be 'rules' or 'agent', got {explorer!r}")
     if not model or not base_url:
-        raise ConfigError("--explorer agent needs --model NAME and --base-url URL (an OpenAI-compatible endpoint)")
-    from ..pipelines import ExplorerAgentConfig, run_explorer_agent
+        raise ConfigError(
+            "--explorer agent needs --model NAME and --base-url URL (an OpenAI-compatible endpoint)"
+        )
     from ..llm import ModelConfig, build_chat_model
+    from ..pipelines import ExplorerAgentConfig, run_explorer_agent
 
     chat = build_chat_model(ModelConfig(model=model, base_url=base_url))
 
     def improve(docs, draft):
         # verify=False: the build verifies (and repairs) every environment right after.
-        res = run_explorer_agent(docs, domain=draft[0].domain if draft else "custom", model=chat,
-                                 config=ExplorerAgentConfig(verify=False, seed=seed), draft=draft)
+        res = run_explorer_agent(
+            docs,
+            domain=draft[0].domain if draft else "custom",
+            model=chat,
+            config=ExplorerAgentConfig(verify=False, seed=seed),
+            draft=draft,
+        )
         fell = sum(1 for o in res.outcomes if getattr(o, "fell_back", False))
-        console.print(f"explorer agent: {len(res.envs)} environments, {fell} fell back to the rules' draft; "
-                      f"cost {res.cost}")
+        console.print(
+            f"explorer agent: {len(res.envs)} environments, {fell} fell back to the rules' draft; "
+            f"cost {res.cost}"
+        )
         return res.envs
 
     return improve
 
 
-def _folder(value: Optional[str], flag: str) -> Optional[Path]:
+def _folder(value: str | None, flag: str) -> Path | None:
     """A folder option as a Path; an empty one would mean the current folder, so it is refused."""
     if value is None:
         return None
@@ -149,32 +192,61 @@ def _folder(value: Optional[str], flag: str) -> Optional[Path]:
 @app.command()
 @handle_errors
 def build(
-    domain: Optional[str] = typer.Option(None, "--domain", "-d", help="Build resources/<DOMAIN>/ into domains/<DOMAIN>/."),
+    domain: str | None = typer.Option(
+        None, "--domain", "-d", help="Build resources/<DOMAIN>/ into domains/<DOMAIN>/."
+    ),
     all_: bool = typer.Option(False, "--all", help="Build every folder under resources/."),
-    source: Optional[str] = typer.Option(None, "--source", "-s",
-                                         help="Build any documentation: a file, a folder or an http(s) URL."),
-    out_arg: Optional[str] = typer.Option(None, "--out", "-o",
-                                       help="With --source: folder for the environments (default domains/<name>)."),
+    source: str | None = typer.Option(
+        None, "--source", "-s", help="Build any documentation: a file, a folder or an http(s) URL."
+    ),
+    out_arg: str | None = typer.Option(
+        None, "--out", "-o", help="With --source: folder for the environments (default domains/<name>)."
+    ),
     name: str = typer.Option("custom", "--name", help="With --source: the domain name the environments get."),
-    verify: bool = typer.Option(True, "--verify/--no-verify", help="Verify tools and ship only the ones that pass."),
+    verify: bool = typer.Option(
+        True, "--verify/--no-verify", help="Verify tools and ship only the ones that pass."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed for seed data and every random choice."),
-    row_scale: float = typer.Option(1.0, "--row-scale", min=0.01,
-                                    help="Scale the seed rows of every entity (0.1: a tenth; a quick corpus build)."),
-    max_envs: Optional[int] = typer.Option(None, "--max-envs", help="Keep at most this many environments per document (per domain graph when documents are merged)."),
-    resources_arg: Optional[str] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
-    domains_arg: Optional[str] = typer.Option(None, "--domains", help="Output root (default ./domains)."),
-    explorer: str = typer.Option("rules", "--explorer",
-                                 help="rules: the deterministic explorer (no model). agent: the LLM explorer agent, "
-                                      "which improves the rules' draft (needs --model and --base-url)."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="With --explorer agent: the model name."),
-    base_url: Optional[str] = typer.Option(None, "--base-url",
-                                           help="With --explorer agent: an OpenAI-compatible endpoint, e.g. "
-                                                "http://127.0.0.1:8000/v1 (vllm serve)."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1,
-                                          help="With --source FOLDER --out FOLDER: a corpus build, each document on "
-                                               "its own in N worker processes, resumable (corpus.json)."),
-    doc_timeout: Optional[float] = typer.Option(900.0, "--doc-timeout", help="With --workers: seconds per document."),
-    doc_memory: Optional[int] = typer.Option(4096, "--doc-memory", help="With --workers: MiB per document."),
+    row_scale: float = typer.Option(
+        1.0,
+        "--row-scale",
+        min=0.01,
+        help="Scale the seed rows of every entity (0.1: a tenth; a quick corpus build).",
+    ),
+    max_envs: int | None = typer.Option(
+        None,
+        "--max-envs",
+        help="Keep at most this many environments per document (per domain graph when documents are merged).",
+    ),
+    resources_arg: str | None = typer.Option(
+        None, "--resources", help="Documentation root (default ./resources)."
+    ),
+    domains_arg: str | None = typer.Option(None, "--domains", help="Output root (default ./domains)."),
+    explorer: str = typer.Option(
+        "rules",
+        "--explorer",
+        help="rules: the deterministic explorer (no model). agent: the LLM explorer agent, "
+        "which improves the rules' draft (needs --model and --base-url).",
+    ),
+    model: str | None = typer.Option(None, "--model", "-m", help="With --explorer agent: the model name."),
+    base_url: str | None = typer.Option(
+        None,
+        "--base-url",
+        help="With --explorer agent: an OpenAI-compatible endpoint, e.g. "
+        "http://127.0.0.1:8000/v1 (vllm serve).",
+    ),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        "-j",
+        min=1,
+        help="With --source FOLDER --out FOLDER: a corpus build, each document on "
+        "its own in N worker processes, resumable (corpus.json).",
+    ),
+    doc_timeout: float | None = typer.Option(
+        900.0, "--doc-timeout", help="With --workers: seconds per document."
+    ),
+    doc_memory: int | None = typer.Option(4096, "--doc-memory", help="With --workers: MiB per document."),
 ) -> None:
     """Turn API documentation into verified tool environments.
 
@@ -182,20 +254,34 @@ def build(
 
     Only the environment folders a build generated are replaced (they are listed in build.json); hand-written ones are kept. A document that fails is reported and skipped; the exit code is non-zero only for bad options.
     """  # noqa: E501
-    out, resources, domains = (_folder(v, f) for v, f in ((out_arg, "--out"), (resources_arg, "--resources"),
-                                                          (domains_arg, "--domains")))
+    out, resources, domains = (
+        _folder(v, f)
+        for v, f in ((out_arg, "--out"), (resources_arg, "--resources"), (domains_arg, "--domains"))
+    )
     chosen = sum(bool(x) for x in (domain, all_, source))
     if chosen != 1:
         raise ConfigError("give exactly one of --domain, --all or --source")
-    from ..pipelines import build_domain, build_source
     from ..config import project_paths
+    from ..pipelines import build_domain, build_source
 
     agent = _agent(explorer, model, base_url, seed)
     if workers is not None:
         from .corpus_view import run_corpus
 
-        return run_corpus(source, out, workers=workers, timeout=doc_timeout, memory=doc_memory, seed=seed, verify=verify,
-                          row_scale=row_scale, max_envs=max_envs, name=name, agent=agent, view=(_progress, _Bar))
+        return run_corpus(
+            source,
+            out,
+            workers=workers,
+            timeout=doc_timeout,
+            memory=doc_memory,
+            seed=seed,
+            verify=verify,
+            row_scale=row_scale,
+            max_envs=max_envs,
+            name=name,
+            agent=agent,
+            view=(_progress, _Bar),
+        )
     paths = project_paths()
     res_root = resources or paths.resources_dir
     dom_root = domains or paths.domains_dir
@@ -203,19 +289,43 @@ def build(
     with _progress() as p:
         bar = _Bar(p)
         if source:
-            reports.append(build_source(source, out_dir=out or dom_root / name, domain=name, seed=seed, verify=verify,
-                                        progress=bar, max_envs_per_doc=max_envs, agent=agent, row_scale=row_scale))
+            reports.append(
+                build_source(
+                    source,
+                    out_dir=out or dom_root / name,
+                    domain=name,
+                    seed=seed,
+                    verify=verify,
+                    progress=bar,
+                    max_envs_per_doc=max_envs,
+                    agent=agent,
+                    row_scale=row_scale,
+                )
+            )
         else:
             if all_:
                 if not res_root.is_dir():
                     raise ConfigError(f"no documentation folder {res_root}")
-                names = sorted(d.name for d in res_root.iterdir() if d.is_dir() and not d.name.startswith("."))
+                names = sorted(
+                    d.name for d in res_root.iterdir() if d.is_dir() and not d.name.startswith(".")
+                )
             else:
                 names = [domain]  # type: ignore[list-item]
             for n in names:
                 bar.prefix = f"{n}: " if len(names) > 1 else ""
-                reports.append(build_domain(n, resources_root=res_root, domains_root=dom_root, seed=seed, verify=verify,
-                                            progress=bar, max_envs_per_doc=max_envs, agent=agent, row_scale=row_scale))
+                reports.append(
+                    build_domain(
+                        n,
+                        resources_root=res_root,
+                        domains_root=dom_root,
+                        seed=seed,
+                        verify=verify,
+                        progress=bar,
+                        max_envs_per_doc=max_envs,
+                        agent=agent,
+                        row_scale=row_scale,
+                    )
+                )
     _print(reports)
     _print_fidelity(reports)
     if not any(r.envs for r in reports):
@@ -226,14 +336,25 @@ def build(
 @app.command()
 @handle_errors
 def ingest(
-    source: str = typer.Argument(..., help="An http(s) URL to crawl, a folder or a file of API documentation."),
+    source: str = typer.Argument(
+        ..., help="An http(s) URL to crawl, a folder or a file of API documentation."
+    ),
     domain: str = typer.Option(..., "--domain", "-d", help="Store it under resources/<DOMAIN>/."),
-    resources_arg: Optional[str] = typer.Option(None, "--resources", help="Documentation root (default ./resources)."),
-    max_depth: int = typer.Option(3, "--max-depth", min=0, help="URL: follow links at most this many hops away."),
-    max_pages: int = typer.Option(200, "--max-pages", min=1,
-                                  help="URL: HTTP requests at most (redirects and failures count)."),
-    max_bytes: int = typer.Option(50_000_000, "--max-bytes", min=1,
-                                  help="URL: decoded bytes in all (compressed bodies count as decoded)."),
+    resources_arg: str | None = typer.Option(
+        None, "--resources", help="Documentation root (default ./resources)."
+    ),
+    max_depth: int = typer.Option(
+        3, "--max-depth", min=0, help="URL: follow links at most this many hops away."
+    ),
+    max_pages: int = typer.Option(
+        200, "--max-pages", min=1, help="URL: HTTP requests at most (redirects and failures count)."
+    ),
+    max_bytes: int = typer.Option(
+        50_000_000,
+        "--max-bytes",
+        min=1,
+        help="URL: decoded bytes in all (compressed bodies count as decoded).",
+    ),
     timeout: float = typer.Option(10.0, "--timeout", min=0.001, help="URL: seconds per request."),
     deadline: float = typer.Option(300.0, "--deadline", min=0.001, help="URL: seconds for the whole crawl."),
 ) -> None:
@@ -245,8 +366,13 @@ def ingest(
     from ..ingest import ingest as run_ingest
 
     resources = _folder(resources_arg, "--resources")
-    limits = {"max_depth": max_depth, "max_pages": max_pages, "max_bytes": max_bytes, "timeout": timeout,
-              "deadline": deadline}
+    limits = {
+        "max_depth": max_depth,
+        "max_pages": max_pages,
+        "max_bytes": max_bytes,
+        "timeout": timeout,
+        "deadline": deadline,
+    }
     crawl_options = limits if source.startswith(("http://", "https://")) else {}
     dest = run_ingest(source, domain, resources or project_paths().resources_dir, **crawl_options)
     files = [f for f in Path(dest).rglob("*") if f.is_file()]

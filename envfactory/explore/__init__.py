@@ -11,5 +11,18 @@ from .explorer import ExcludedOp, ExploreResult, explore
 from .fidelity import DocFidelity, DroppedOp, FidelityReport, build_fidelity, documented_body, drop_reasons
 from .resources import OpPlan, plan_operation
 
-__all__ = ["explore", "ExploreResult", "ExcludedOp", "DocFidelity", "DroppedOp", "FidelityReport", "build_fidelity",
-           "documented_body", "drop_reasons", "ACTION_RULES", "ActionRule", "OpPlan", "plan_operation"]
+__all__ = [
+    "explore",
+    "ExploreResult",
+    "ExcludedOp",
+    "DocFidelity",
+    "DroppedOp",
+    "FidelityReport",
+    "build_fidelity",
+    "documented_body",
+    "drop_reasons",
+    "ACTION_RULES",
+    "ActionRule",
+    "OpPlan",
+    "plan_operation",
+]

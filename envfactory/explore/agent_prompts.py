@@ -36,7 +36,16 @@ __all__ = [
 _MAX_ERRORS_SHOWN = 20
 
 _VERSION_SEGMENT = re.compile(r"^(v\d+(\.\d+)*|api|rest)$", re.IGNORECASE)
-_DROP_SCHEMA_KEYS = {"example", "examples", "externalDocs", "xml", "x-cycle", "$schema", "title", "discriminator"}
+_DROP_SCHEMA_KEYS = {
+    "example",
+    "examples",
+    "externalDocs",
+    "xml",
+    "x-cycle",
+    "$schema",
+    "title",
+    "discriminator",
+}
 
 
 @dataclass(frozen=True)
@@ -67,7 +76,9 @@ def compact_schema(schema: Any, *, depth: int = 3, max_props: int = 25, desc_cha
     ``max_props`` properties (the rest are counted in ``x-omitted``).
     """
     if isinstance(schema, list):
-        return [compact_schema(s, depth=depth, max_props=max_props, desc_chars=desc_chars) for s in schema[:8]]
+        return [
+            compact_schema(s, depth=depth, max_props=max_props, desc_chars=desc_chars) for s in schema[:8]
+        ]
     if not isinstance(schema, dict):
         return schema
     if depth <= 0:
@@ -131,7 +142,9 @@ def render_operation(op: Operation, *, max_chars: int = 3000) -> str:
 def _group_name(op: Operation) -> str:
     if op.tags:
         return op.tags[0]
-    segments = [s for s in op.path.strip("/").split("/") if s and not s.startswith("{") and not s.startswith(":")]
+    segments = [
+        s for s in op.path.strip("/").split("/") if s and not s.startswith("{") and not s.startswith(":")
+    ]
     segments = [s for s in segments if not _VERSION_SEGMENT.match(s)]
     return "/" + segments[0] if segments else "/"
 
@@ -340,7 +353,9 @@ def parse_reply(text: str, *, name: str, domain: str, sources: list[str]) -> tup
     try:
         return EnvSpec.model_validate(data), []
     except ValidationError as e:
-        errors = [f"{_loc_label(data, tuple(err['loc']))}: {err['msg']}" for err in e.errors()[:_MAX_ERRORS_SHOWN]]
+        errors = [
+            f"{_loc_label(data, tuple(err['loc']))}: {err['msg']}" for err in e.errors()[:_MAX_ERRORS_SHOWN]
+        ]
         if e.error_count() > _MAX_ERRORS_SHOWN:
             errors.append(f"(+{e.error_count() - _MAX_ERRORS_SHOWN} more errors)")
         return None, errors

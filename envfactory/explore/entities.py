@@ -21,26 +21,99 @@ from ..spec import FieldType
 from .naming import entity_name, first_sentence, is_ident, plural, singular, snake
 from .resources import OpPlan
 
-__all__ = ["fk_stem", "is_envelope_name", "FieldDraft", "EntityDraft", "infer_entities", "schema_type", "field_from_schema", "props_of",
-           "unwrap", "parent_field_name", "MAX_FIELDS"]
+__all__ = [
+    "fk_stem",
+    "is_envelope_name",
+    "FieldDraft",
+    "EntityDraft",
+    "infer_entities",
+    "schema_type",
+    "field_from_schema",
+    "props_of",
+    "unwrap",
+    "parent_field_name",
+    "MAX_FIELDS",
+]
 
 MAX_FIELDS = 24
-_WRAPPERS = ("data", "items", "results", "records", "entries", "list", "values", "content", "elements", "objects",
-             "resources", "result", "collection", "hits", "value", "rows", "nodes", "edges")
-_META = {"total", "count", "limit", "offset", "page", "next", "previous", "has_more", "next_cursor", "cursor",
-         "next_page_token", "total_count", "page_size", "meta", "links", "_links", "ok", "url", "response_metadata",
-         "warnings", "object", "dictionaries", "included", "errors", "pagination", "paging", "status", "success",
-         "message", "code", "request_id", "total_results", "per_page", "page_count", "total_pages", "self",
-         "next_link", "prev_link", "kind", "etag", "odata_context", "odata_next_link", "type"}
+_WRAPPERS = (
+    "data",
+    "items",
+    "results",
+    "records",
+    "entries",
+    "list",
+    "values",
+    "content",
+    "elements",
+    "objects",
+    "resources",
+    "result",
+    "collection",
+    "hits",
+    "value",
+    "rows",
+    "nodes",
+    "edges",
+)
+_META = {
+    "total",
+    "count",
+    "limit",
+    "offset",
+    "page",
+    "next",
+    "previous",
+    "has_more",
+    "next_cursor",
+    "cursor",
+    "next_page_token",
+    "total_count",
+    "page_size",
+    "meta",
+    "links",
+    "_links",
+    "ok",
+    "url",
+    "response_metadata",
+    "warnings",
+    "object",
+    "dictionaries",
+    "included",
+    "errors",
+    "pagination",
+    "paging",
+    "status",
+    "success",
+    "message",
+    "code",
+    "request_id",
+    "total_results",
+    "per_page",
+    "page_count",
+    "total_pages",
+    "self",
+    "next_link",
+    "prev_link",
+    "kind",
+    "etag",
+    "odata_context",
+    "odata_next_link",
+    "type",
+}
 _SKIP_PROPS = {"links", "_links", "_embedded", "meta", "etag", "self", "href", "object", "x_cycle", "kind"}
-_SCHEMA_SUFFIX = re.compile(r"(Response|Request|Input|Create|Update|Dto|DTO|Model|Object|Resource|Details|Detail|Full|"
-                            r"Summary|Entity|Body|Payload|Output|Schema|Record|Info)$")
+_SCHEMA_SUFFIX = re.compile(
+    r"(Response|Request|Input|Create|Update|Dto|DTO|Model|Object|Resource|Details|Detail|Full|"
+    r"Summary|Entity|Body|Payload|Output|Schema|Record|Info)$"
+)
 
 
 # paging and envelope words of a list response: never fields of the rows inside it
-_ENVELOPE = re.compile(r"^(total|count|page|pages|next|prev|previous|has_more|has_next|cursor|links?|_links|meta|"
-                       r"limit|offset|per_page|page_size|page_count|pagination|paging)(_[a-z0-9_]+)?$|"
-                       r"_(count|total|cursor|token|url|link|links|page|pages)$|^(odata_|x_)")
+_ENVELOPE = re.compile(
+    r"^(total|count|page|pages|next|prev|previous|has_more|has_next|cursor|links?|_links|meta|"
+    r"limit|offset|per_page|page_size|page_count|pagination|paging)(_[a-z0-9_]+)?$|"
+    r"_(count|total|cursor|token|url|link|links|page|pages)$|^(odata_|x_)"
+)
 
 
 def is_envelope_name(name: str) -> bool:
@@ -146,8 +219,11 @@ def unwrap(schema: Any, entity: str) -> dict | None:
                     nxt = inner
                     break
         if nxt is None:
-            arrays = [v for v in props.values() if isinstance(v, dict) and v.get("type") == "array"
-                      and props_of(_items(v) or {})[0]]
+            arrays = [
+                v
+                for v in props.values()
+                if isinstance(v, dict) and v.get("type") == "array" and props_of(_items(v) or {})[0]
+            ]
             scalars = [k for k, v in props.items() if not (isinstance(v, dict) and v.get("type") == "array")]
             if len(arrays) == 1 and all(is_envelope_name(snake(k)) for k in scalars):
                 nxt = arrays[0]
@@ -221,11 +297,16 @@ def field_from_schema(name: str, s: Any, required: bool) -> FieldDraft | None:
     if ex is None and isinstance(s.get("examples"), list) and s["examples"]:
         ex = s["examples"][0]
     return FieldDraft(
-        name=fname, type=ftype, enum=enum, description=first_sentence(s.get("description") or s.get("title"), 160),
-        nullable=not required or bool(s.get("nullable")), example=ex,
+        name=fname,
+        type=ftype,
+        enum=enum,
+        description=first_sentence(s.get("description") or s.get("title"), 160),
+        nullable=not required or bool(s.get("nullable")),
+        example=ex,
         minimum=s.get("minimum") if isinstance(s.get("minimum"), (int, float)) else None,
         maximum=s.get("maximum") if isinstance(s.get("maximum"), (int, float)) else None,
-        read_only=bool(s.get("readOnly")), link=_ref_entity(s),
+        read_only=bool(s.get("readOnly")),
+        link=_ref_entity(s),
     )
 
 
@@ -256,8 +337,11 @@ def _body_schema(plan: OpPlan) -> dict | None:
         return body
     params = [p for p in plan.op.parameters if p.location == "body"]
     if params:
-        return {"type": "object", "properties": {p.name: p.schema_ or {"type": "string"} for p in params},
-                "required": [p.name for p in params if p.required]}
+        return {
+            "type": "object",
+            "properties": {p.name: p.schema_ or {"type": "string"} for p in params},
+            "required": [p.name for p in params if p.required],
+        }
     return None
 
 
@@ -281,7 +365,9 @@ def _named_index(docs: list[ApiDoc]) -> dict[str, list[dict]]:
     return out
 
 
-def infer_entities(plans: list[OpPlan], doc: ApiDoc | list[ApiDoc], warnings: list[str]) -> dict[str, EntityDraft]:
+def infer_entities(
+    plans: list[OpPlan], doc: ApiDoc | list[ApiDoc], warnings: list[str]
+) -> dict[str, EntityDraft]:
     """Entity drafts for the (non-excluded) plans; parent stubs for path parents without operations.
 
     With several documents (one domain), same-named resources and schemas unify into one entity.
@@ -328,8 +414,11 @@ def _choose_pk(ent: EntityDraft) -> None:
             ent.pk = cand
             break
     else:
-        ent.pk = keys[0] if keys and keys[0] != "id" and keys[0].endswith("_id") else (
-            "id" if "id" not in ent.fields else f"{ent.name}_id")
+        ent.pk = (
+            keys[0]
+            if keys and keys[0] != "id" and keys[0].endswith("_id")
+            else ("id" if "id" not in ent.fields else f"{ent.name}_id")
+        )
         ent.fields = {ent.pk: FieldDraft(name=ent.pk, type=FieldType.string), **ent.fields}
     pk = ent.fields[ent.pk]
     if pk.type == FieldType.enum:
@@ -353,8 +442,13 @@ def link_entities(ents: dict[str, EntityDraft], plans: list[OpPlan], warnings: l
         fname = parent_field_name(param, parent)
         if fname == ent.pk:
             continue
-        f = ent.ensure(FieldDraft(name=fname, type=FieldType.string,
-                                  description=f"Id of the {parent.replace('_', ' ')} this belongs to."))
+        f = ent.ensure(
+            FieldDraft(
+                name=fname,
+                type=FieldType.string,
+                description=f"Id of the {parent.replace('_', ' ')} this belongs to.",
+            )
+        )
         f.ref = parent
     pk_owners: dict[str, list[str]] = {}
     for e in ents.values():
@@ -406,7 +500,9 @@ def fk_stem(name: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _id_target(fname: str, owner: str, ents: dict[str, EntityDraft], pk_owners: dict[str, list[str]]) -> str | None:
+def _id_target(
+    fname: str, owner: str, ents: dict[str, EntityDraft], pk_owners: dict[str, list[str]]
+) -> str | None:
     """The entity an ``*_id`` field names when its stem is not an entity itself.
 
     ``offer_id`` -> the entity whose key is ``offer_id`` (``flight_offer``), preferring one
@@ -450,7 +546,20 @@ def cap_fields(ent: EntityDraft, keep: set[str]) -> None:
     if len(ent.fields) <= MAX_FIELDS:
         return
     order = list(ent.fields)
-    rank = {n: (0 if n == ent.pk else 1 if n in keep else 2 if ent.fields[n].ref else
-                3 if not ent.fields[n].nullable else 4, i) for i, n in enumerate(order)}
+    rank = {
+        n: (
+            0
+            if n == ent.pk
+            else 1
+            if n in keep
+            else 2
+            if ent.fields[n].ref
+            else 3
+            if not ent.fields[n].nullable
+            else 4,
+            i,
+        )
+        for i, n in enumerate(order)
+    }
     chosen = set(sorted(order, key=lambda n: rank[n])[:MAX_FIELDS]) | keep | {ent.pk}
     ent.fields = {n: f for n, f in ent.fields.items() if n in chosen}

@@ -17,17 +17,28 @@ from pydantic import ValidationError
 
 from ..errors import ExploreError, SpecError
 from ..ingest import ApiDoc
-from ..spec import (DEFAULT_CLOCK, EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, SortSpec, ToolKind, ToolSpec,
-                    entity_order)
+from ..spec import (
+    DEFAULT_CLOCK,
+    EntitySpec,
+    EnvSpec,
+    FieldSpec,
+    FieldType,
+    ParamSpec,
+    SortSpec,
+    ToolKind,
+    ToolSpec,
+    entity_order,
+)
 from .entities import EntityDraft, cap_fields, infer_entities, link_entities
-from .naming import env_name, is_ident, plural, snake
 from .item_verbs import resolve_item_verbs
+from .naming import env_name, is_ident, plural, snake
 from .resources import plan_operation
 from .seeding import annotate_entities, seed_recipe
 from .split import add_finders, split_tools
 from .tools import ToolDraft, create_effects, display_field, draft_tool, prepare_actions
 
 __all__ = ["explore", "ExploreResult", "ExcludedOp"]
+
 
 @dataclass(frozen=True)
 class ExcludedOp:
@@ -50,8 +61,16 @@ class ExploreResult:
     origins: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
-def explore(doc: ApiDoc | list[ApiDoc], *, domain: str, seed: int = 0, max_tools: int = 40,
-            max_envs: int | None = None, row_scale: float = 1.0, merge: bool = True) -> ExploreResult:
+def explore(
+    doc: ApiDoc | list[ApiDoc],
+    *,
+    domain: str,
+    seed: int = 0,
+    max_tools: int = 40,
+    max_envs: int | None = None,
+    row_scale: float = 1.0,
+    merge: bool = True,
+) -> ExploreResult:
     """Derive environments from one document, or from several documents of one domain.
 
     Several documents (with ``merge``, the default) are one resource graph: same-named
@@ -70,8 +89,16 @@ def explore(doc: ApiDoc | list[ApiDoc], *, domain: str, seed: int = 0, max_tools
     names: set[str] = set()
     groups = [docs] if merge and len(docs) > 1 else [[d] for d in docs]
     for g in groups:
-        _explore_graph(g, domain=domain, seed=seed, max_tools=max_tools, max_envs=max_envs, result=result, taken=names,
-                       row_scale=row_scale)
+        _explore_graph(
+            g,
+            domain=domain,
+            seed=seed,
+            max_tools=max_tools,
+            max_envs=max_envs,
+            result=result,
+            taken=names,
+            row_scale=row_scale,
+        )
     if not result.envs:
         why = Counter(x.reason for x in result.excluded).most_common(2)
         detail = "; ".join(f"{n}x {r}" for r, n in why) or "it documents no operations"
@@ -80,8 +107,17 @@ def explore(doc: ApiDoc | list[ApiDoc], *, domain: str, seed: int = 0, max_tools
     return result
 
 
-def _explore_graph(docs: list[ApiDoc], *, domain: str, seed: int, max_tools: int, max_envs: int | None,
-                   result: ExploreResult, taken: set[str], row_scale: float = 1.0) -> None:
+def _explore_graph(
+    docs: list[ApiDoc],
+    *,
+    domain: str,
+    seed: int,
+    max_tools: int,
+    max_envs: int | None,
+    result: ExploreResult,
+    taken: set[str],
+    row_scale: float = 1.0,
+) -> None:
     merged = len(docs) > 1
     warnings = [f"{d.source}: {w}" for d in docs for w in d.warnings[:20]]
     excluded: list[ExcludedOp] = []
@@ -132,8 +168,20 @@ def _explore_graph(docs: list[ApiDoc], *, domain: str, seed: int, max_tools: int
         else:
             name = base if len(groups) == 1 else _group_name(base, group)
         name = _unique(name, taken)
-        spec = _assemble(docs, domain, name, group, ents, seed=seed, excluded=excluded, first=i == 0,
-                         warnings=warnings, row_scale=row_scale, titles=titles, origin=origin)
+        spec = _assemble(
+            docs,
+            domain,
+            name,
+            group,
+            ents,
+            seed=seed,
+            excluded=excluded,
+            first=i == 0,
+            warnings=warnings,
+            row_scale=row_scale,
+            titles=titles,
+            origin=origin,
+        )
         if spec is not None:
             taken.add(name)
             result.envs.append(spec)
@@ -198,13 +246,21 @@ def _entity_spec(d: EntityDraft, keep: set[str], title: str) -> EntitySpec:
     fields = []
     for f in d.fields.values():
         ref = f.ref if f.ref in keep else None
-        fields.append(FieldSpec(
-            name=f.name, type=f.type, description=f.description, enum=f.enum if f.type == FieldType.enum else None,
-            nullable=(f.nullable or (f.ref is not None and ref is None)) and f.name != d.pk,
-            ref=ref, default=f.default,
-        ))
+        fields.append(
+            FieldSpec(
+                name=f.name,
+                type=f.type,
+                description=f.description,
+                enum=f.enum if f.type == FieldType.enum else None,
+                nullable=(f.nullable or (f.ref is not None and ref is None)) and f.name != d.pk,
+                ref=ref,
+                default=f.default,
+            )
+        )
     desc = d.description or f"A {d.name.replace('_', ' ')} of the {title}."
-    return EntitySpec(name=d.name, description=desc, primary_key=d.pk, fields=fields, display_field=display_field(d))
+    return EntitySpec(
+        name=d.name, description=desc, primary_key=d.pk, fields=fields, display_field=display_field(d)
+    )
 
 
 def _finders(group: list[ToolDraft]) -> dict[str, str]:
@@ -222,7 +278,7 @@ def _describe(t: ToolDraft, ents: dict[str, EntityDraft], finders: dict[str, str
     head = {
         "get": f"Get one {h} by its {ent.pk}{where}.",
         "list": f"List {plural(t.entity).replace('_', ' ')}, filtered by the arguments given; "
-                f"returns a page of results (limit/offset).",
+        f"returns a page of results (limit/offset).",
         "create": f"Create a new {h}; returns the created record with its new {ent.pk}.",
         "update": f"Change fields of an existing {h}{where}; pass only the fields to change.",
         "delete": f"Delete a {h}{where}. Fails while other records still reference it.",
@@ -261,29 +317,54 @@ def _action_head(t: ToolDraft, ent: EntityDraft, finders: dict[str, str]) -> str
 
 def _param_spec(p, ent: EntityDraft) -> ParamSpec:
     if not p.field and p.ftype is not None:  # an argument an effect reads (an amount), not a column
-        return ParamSpec(name=p.name, type=p.ftype, description=p.description, required=p.required, minimum=p.minimum)
+        return ParamSpec(
+            name=p.name, type=p.ftype, description=p.description, required=p.required, minimum=p.minimum
+        )
     f = ent.fields[p.field]
     if p.op == "contains":
         ptype, enum = FieldType.string, None
     else:
         ptype, enum = f.type, (f.enum if f.type == FieldType.enum else None)
-    return ParamSpec(name=p.name, type=ptype, description=p.description, required=p.required, field=p.field,
-                     op=p.op, key=p.key, enum=enum)
+    return ParamSpec(
+        name=p.name,
+        type=ptype,
+        description=p.description,
+        required=p.required,
+        field=p.field,
+        op=p.op,
+        key=p.key,
+        enum=enum,
+    )
 
 
 def _tool_spec(t: ToolDraft, ents: dict[str, EntityDraft], finders: dict[str, str]) -> ToolSpec:
     ent = ents[t.entity]
-    params = [_param_spec(p, ent) for p in t.params if p.field in ent.fields or (not p.field and p.ftype is not None)]
+    params = [
+        _param_spec(p, ent)
+        for p in t.params
+        if p.field in ent.fields or (not p.field and p.ftype is not None)
+    ]
     sort = None
     if t.kind == "list" and t.sortable:
-        fields = [f.name for f in ent.fields.values()
-                  if f.type in (FieldType.date, FieldType.datetime, FieldType.number, FieldType.integer)
-                  or f.name == display_field(ent)][:6]
+        fields = [
+            f.name
+            for f in ent.fields.values()
+            if f.type in (FieldType.date, FieldType.datetime, FieldType.number, FieldType.integer)
+            or f.name == display_field(ent)
+        ][:6]
         if fields:
             sort = SortSpec(fields=fields)
-    return ToolSpec(name=t.name, kind=ToolKind(t.kind), entity=t.entity, description=_describe(t, ents, finders),
-                    params=params, preconditions=t.preconditions, effects=t.effects, sort=sort,
-                    source=t.plan.op.key)
+    return ToolSpec(
+        name=t.name,
+        kind=ToolKind(t.kind),
+        entity=t.entity,
+        description=_describe(t, ents, finders),
+        params=params,
+        preconditions=t.preconditions,
+        effects=t.effects,
+        sort=sort,
+        source=t.plan.op.key,
+    )
 
 
 def _name_tools(group: list[ToolDraft]) -> None:
@@ -296,31 +377,52 @@ def _name_tools(group: list[ToolDraft]) -> None:
         if t.plan.op.operation_id:
             oid = snake(t.plan.op.operation_id)
             if is_ident(oid) and len(oid) <= 60:
-                cands.append(oid if oid.split("_")[0] in t.base_name.split("_")[0] else f"{t.base_name.split('_')[0]}_{oid}")
+                cands.append(
+                    oid
+                    if oid.split("_")[0] in t.base_name.split("_")[0]
+                    else f"{t.base_name.split('_')[0]}_{oid}"
+                )
         name = next((c for c in cands if c not in taken), None) or _unique(t.base_name, taken)
         t.name = name[:64]
         taken.add(t.name)
 
 
-def _assemble(docs: list[ApiDoc], domain: str, name: str, group: list[ToolDraft], ents: dict[str, EntityDraft], *,
-              seed: int, excluded: list[ExcludedOp], first: bool, warnings: list[str],
-              row_scale: float = 1.0, titles: dict[str, str] | None = None,
-              origin: dict[str, str] | None = None) -> EnvSpec | None:
+def _assemble(
+    docs: list[ApiDoc],
+    domain: str,
+    name: str,
+    group: list[ToolDraft],
+    ents: dict[str, EntityDraft],
+    *,
+    seed: int,
+    excluded: list[ExcludedOp],
+    first: bool,
+    warnings: list[str],
+    row_scale: float = 1.0,
+    titles: dict[str, str] | None = None,
+    origin: dict[str, str] | None = None,
+) -> EnvSpec | None:
     _name_tools(group)
     keep = set(_closure(group, ents))
     titles = titles or {d.source: d.title for d in docs}
     origin = origin or {}
     merged = len(docs) > 1
     default_title = docs[0].title or name
-    entities = [_entity_spec(ents[e], keep, titles.get(origin.get(e, ""), "") or default_title) for e in sorted(keep)]
+    entities = [
+        _entity_spec(ents[e], keep, titles.get(origin.get(e, ""), "") or default_title) for e in sorted(keep)
+    ]
     finders = _finders(group)
     tools: list[ToolSpec] = []
     ent_by = {e.name: e for e in entities}
     for t in group:
         try:
             ts = _tool_spec(t, ents, finders)
-            EnvSpec(name=name, domain=domain, entities=[ent_by[t.entity], *[e for e in entities if e.name != t.entity]],
-                    tools=[ts])
+            EnvSpec(
+                name=name,
+                domain=domain,
+                entities=[ent_by[t.entity], *[e for e in entities if e.name != t.entity]],
+                tools=[ts],
+            )
         except (ValidationError, KeyError, ValueError) as e:
             msg = str(e).splitlines()[0] if not isinstance(e, ValidationError) else e.errors()[0]["msg"]
             excluded.append(ExcludedOp(t.plan.source, t.plan.op.key, f"tool could not be expressed: {msg}"))
@@ -338,14 +440,23 @@ def _assemble(docs: list[ApiDoc], domain: str, name: str, group: list[ToolDraft]
     else:
         ex = [str(x) for x in excluded if x.operation][:200] if first else []
         desc = f"{default_title}: "
-    desc += ", ".join(sorted({plural(t.entity).replace('_', ' ') for t in group}))
+    desc += ", ".join(sorted({plural(t.entity).replace("_", " ") for t in group}))
     try:
         entities = annotate_entities(entities, ents)  # field roles and constraints (explore.seeding)
         probe = EnvSpec(name=name, domain=domain, entities=entities, tools=tools)
         entity_order(probe)
         recipe = seed_recipe(probe.entities, ents, seed=seed, clock=DEFAULT_CLOCK, scale=row_scale)
-        return EnvSpec(name=name, domain=domain, description=desc[:400], clock=DEFAULT_CLOCK, sources=sources,
-                       entities=entities, tools=tools, excluded=ex, seed=recipe)
+        return EnvSpec(
+            name=name,
+            domain=domain,
+            description=desc[:400],
+            clock=DEFAULT_CLOCK,
+            sources=sources,
+            entities=entities,
+            tools=tools,
+            excluded=ex,
+            seed=recipe,
+        )
     except (ValidationError, SpecError, ValueError) as e:
         warnings.append(f"{name}: environment dropped: {_one_line(e)}")
         return None

@@ -26,11 +26,32 @@ from ..ingest import ApiDoc, Operation
 from ..spec import EnvSpec, ToolSpec
 from .naming import singular, snake
 
-__all__ = ["DocFidelity", "FidelityReport", "DroppedOp", "build_fidelity", "documented_body", "snake_name", "drop_reasons"]
+__all__ = [
+    "DocFidelity",
+    "FidelityReport",
+    "DroppedOp",
+    "build_fidelity",
+    "documented_body",
+    "snake_name",
+    "drop_reasons",
+]
 
 _WRITES = ("create", "update", "action", "delete")
-_WRAPPER_KEYS = {"data", "item", "resource", "record", "body", "payload", "object", "entity", "input", "request",
-                 "attributes", "fields", "properties"}
+_WRAPPER_KEYS = {
+    "data",
+    "item",
+    "resource",
+    "record",
+    "body",
+    "payload",
+    "object",
+    "entity",
+    "input",
+    "request",
+    "attributes",
+    "fields",
+    "properties",
+}
 
 
 def snake_name(name: str) -> str:
@@ -40,8 +61,8 @@ def snake_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class DroppedOp:
-    operation: str          # "POST /invoices/search"
-    stage: str              # explore | verify | environment
+    operation: str  # "POST /invoices/search"
+    stage: str  # explore | verify | environment
     reason: str
 
     def to_dict(self) -> dict[str, str]:
@@ -64,19 +85,35 @@ class DocFidelity:
     enums_kept: int = 0
     enums_invented: int = 0
     dropped: list[DroppedOp] = field(default_factory=list)
-    disagreements: list[str] = field(default_factory=list)  # "POST /x: name required in the document, optional in the tool"
+    disagreements: list[str] = field(
+        default_factory=list
+    )  # "POST /x: name required in the document, optional in the tool"
 
     def add(self, other: DocFidelity) -> None:
-        for k in ("operations", "tools_made", "verified", "body_documented", "body_kept", "required_checked",
-                  "required_agree", "enums_documented", "enums_kept", "enums_invented"):
+        for k in (
+            "operations",
+            "tools_made",
+            "verified",
+            "body_documented",
+            "body_kept",
+            "required_checked",
+            "required_agree",
+            "enums_documented",
+            "enums_kept",
+            "enums_invented",
+        ):
             setattr(self, k, getattr(self, k) + getattr(other, k))
 
     def figures(self) -> dict[str, int]:
         return {k: v for k, v in asdict(self).items() if isinstance(v, int)}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, **self.figures(), "dropped": [d.to_dict() for d in self.dropped],
-                "disagreements": self.disagreements[:100]}
+        return {
+            "source": self.source,
+            **self.figures(),
+            "dropped": [d.to_dict() for d in self.dropped],
+            "disagreements": self.disagreements[:100],
+        }
 
 
 @dataclass
@@ -92,8 +129,10 @@ class FidelityReport:
 
     def to_dict(self) -> dict[str, Any]:
         t = self.totals
-        return {"totals": {**t.figures(), "drop_reasons": drop_reasons(self.documents)},
-                "documents": [d.to_dict() for d in self.documents]}
+        return {
+            "totals": {**t.figures(), "drop_reasons": drop_reasons(self.documents)},
+            "documents": [d.to_dict() for d in self.documents],
+        }
 
 
 def drop_reasons(docs: Iterable[DocFidelity]) -> dict[str, int]:
@@ -146,7 +185,7 @@ def documented_body(op: Operation) -> tuple[dict[str, dict], set[str]]:
     for _ in range(3):  # {"transaction": {...}} and JSON:API {"data": {"attributes": {...}}}
         if len(props) != 1:
             break
-        (only, inner), = props.items()
+        ((only, inner),) = props.items()
         if snake(only) not in _WRAPPER_KEYS and singular(snake(only)) not in words:
             break  # {"settings": {...}} on /teams/{id}: one real property, not a wrapper
         inner_props, inner_req = _props(inner)
@@ -158,8 +197,11 @@ def documented_body(op: Operation) -> tuple[dict[str, dict], set[str]]:
                 props, req = attrs, areq
                 continue
         props, req = inner_props, inner_req
-    keep = {k: (v if isinstance(v, dict) else {}) for k, v in props.items()
-            if not (isinstance(v, dict) and v.get("readOnly"))}
+    keep = {
+        k: (v if isinstance(v, dict) else {})
+        for k, v in props.items()
+        if not (isinstance(v, dict) and v.get("readOnly"))
+    }
     return keep, {r for r in req if r in keep}
 
 
@@ -197,25 +239,36 @@ def _compare_body(op: Operation, tool: ToolSpec, fid: DocFidelity) -> None:
             fid.required_agree += 1
         else:
             doc = "required" if name in req else "optional"
-            fid.disagreements.append(f"{op.key}: {name!r} is {doc} in the document, "
-                                     f"{'required' if p.required else 'optional'} in {tool.name}")
+            fid.disagreements.append(
+                f"{op.key}: {name!r} is {doc} in the document, "
+                f"{'required' if p.required else 'optional'} in {tool.name}"
+            )
         denum = _doc_enum(s)
         if denum is not None:
             fid.enums_documented += 1
             if p.enum is not None and list(p.enum) == denum:
                 fid.enums_kept += 1
             else:
-                fid.disagreements.append(f"{op.key}: enum of {name!r} is {denum[:8]} in the document, "
-                                         f"{p.enum[:8] if p.enum else 'none'} in {tool.name}")
+                fid.disagreements.append(
+                    f"{op.key}: enum of {name!r} is {denum[:8]} in the document, "
+                    f"{p.enum[:8] if p.enum else 'none'} in {tool.name}"
+                )
         elif p.enum:
             fid.enums_invented += 1
-            fid.disagreements.append(f"{op.key}: {tool.name}.{p.name} has an enum the document does not state")
+            fid.disagreements.append(
+                f"{op.key}: {tool.name}.{p.name} has an enum the document does not state"
+            )
 
 
-def build_fidelity(docs: list[ApiDoc], explore_excluded: Iterable[Any], made: list[EnvSpec],
-                   shipped: list[EnvSpec], verify_dropped: dict[tuple[str, str], str],
-                   env_dropped: dict[str, str], origins: dict[tuple[str, str], str] | None = None
-                   ) -> FidelityReport:
+def build_fidelity(
+    docs: list[ApiDoc],
+    explore_excluded: Iterable[Any],
+    made: list[EnvSpec],
+    shipped: list[EnvSpec],
+    verify_dropped: dict[tuple[str, str], str],
+    env_dropped: dict[str, str],
+    origins: dict[tuple[str, str], str] | None = None,
+) -> FidelityReport:
     """Per-document fidelity of one build.
 
     ``explore_excluded``: the explorer's ExcludedOp records (source, operation, reason);
@@ -270,17 +323,28 @@ def build_fidelity(docs: list[ApiDoc], explore_excluded: Iterable[Any], made: li
     return report
 
 
-def _why(k: tuple[str, str], made_ops: dict, excluded: dict[tuple[str, str], str],
-         verify_dropped: dict[tuple[str, str], str], env_dropped: dict[str, str]) -> DroppedOp:
+def _why(
+    k: tuple[str, str],
+    made_ops: dict,
+    excluded: dict[tuple[str, str], str],
+    verify_dropped: dict[tuple[str, str], str],
+    env_dropped: dict[str, str],
+) -> DroppedOp:
     if k in made_ops:
         for spec, tool in made_ops[k]:
             if (spec.name, tool.name) in verify_dropped:
-                return DroppedOp(k[1], "verify", f"{tool.name} failed verification: "
-                                 f"{verify_dropped[(spec.name, tool.name)][:200]}")
+                return DroppedOp(
+                    k[1],
+                    "verify",
+                    f"{tool.name} failed verification: {verify_dropped[(spec.name, tool.name)][:200]}",
+                )
         for spec, _tool in made_ops[k]:
             if spec.name in env_dropped:
-                return DroppedOp(k[1], "environment", f"environment {spec.name} did not ship: "
-                                 f"{env_dropped[spec.name][:200]}")
+                return DroppedOp(
+                    k[1],
+                    "environment",
+                    f"environment {spec.name} did not ship: {env_dropped[spec.name][:200]}",
+                )
         return DroppedOp(k[1], "build", "the tool was made but did not ship (environment limit)")
     if k in excluded:
         return DroppedOp(k[1], "explore", excluded[k])

@@ -19,7 +19,19 @@ from .resources import OpPlan
 
 __all__ = ["resolve_item_verbs"]
 
-_VERB_HEADS = {"pay", "declare", "report", "mark", "record", "add", "set", "clear", "request", "flag", "waive"}
+_VERB_HEADS = {
+    "pay",
+    "declare",
+    "report",
+    "mark",
+    "record",
+    "add",
+    "set",
+    "clear",
+    "request",
+    "flag",
+    "waive",
+}
 
 
 def _response_row(plan: OpPlan, hint: str) -> tuple[dict[str, object], str]:
@@ -43,6 +55,7 @@ def _body_names(plan: OpPlan) -> set[str]:
 
 def _status_values(ent: EntityDraft) -> set[str]:
     from .tools import status_field  # tools imports this module's neighbours; keep the cycle lazy
+
     sf = status_field(ent)
     return set(sf.enum or []) if sf is not None and sf.type == FieldType.enum else set()
 
@@ -73,16 +86,26 @@ def resolve_item_verbs(plans: list[OpPlan], ents: dict[str, EntityDraft]) -> lis
         if collection and not is_x or own_id:
             # a collection under the item (/orders/{id}/returns) or another resource: a create,
             # of the entity its response describes when one matches better than the path word
-            best = max((e for e in ents.values() if e.name not in (xname, p.entity) and not e.stub),
-                       key=lambda e: (_overlap(rnames, e), e.name), default=None)
-            if own_id and uses.get(p.entity) == 1 and best is not None and _overlap(rnames, best) >= 0.8 \
-                    and best.pk in rnames:
+            best = max(
+                (e for e in ents.values() if e.name not in (xname, p.entity) and not e.stub),
+                key=lambda e: (_overlap(rnames, e), e.name),
+                default=None,
+            )
+            if (
+                own_id
+                and uses.get(p.entity) == 1
+                and best is not None
+                and _overlap(rnames, best) >= 0.8
+                and best.pk in rnames
+            ):
                 p.entity = best.name
             continue
         if collection:
             continue  # /carts/{id}/items answering with the cart: still adds an item
         if status.startswith("201") and is_x:
-            p.reason = f"creates a new {xname.replace('_', ' ')} from an existing one; no copy effect to express it"
+            p.reason = (
+                f"creates a new {xname.replace('_', ' ')} from an existing one; no copy effect to express it"
+            )
             excluded.append((p, p.reason))
             continue
         if word in READ_VERBS:

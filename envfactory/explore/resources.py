@@ -18,54 +18,186 @@ from .shapes import RPC_VERBS, VERB_PATH_HEADS, answers_list, id_param, is_singl
 
 __all__ = ["OpPlan", "plan_operation", "PAGING_PARAMS", "SEARCH_WORDS"]
 
-_VERSION = re.compile(r"^(v\d+([._]\d+)*[a-z]*|api|apis|rest|\d+([._]\d+)*|latest|public|private|internal)$", re.I)
+_VERSION = re.compile(
+    r"^(v\d+([._]\d+)*[a-z]*|api|apis|rest|\d+([._]\d+)*|latest|public|private|internal)$", re.I
+)
 # Operations with no state meaning, recognised by a whole path segment (never a word inside
 # a name: ``/health-records``, ``pre_authorize`` and ``set_password`` are real operations).
 _NOISE_ANYWHERE = {
-    "webhook": "webhook registration", "webhooks": "webhook registration", "callback": "webhook callback",
-    "callbacks": "webhook callback", "upload": "binary upload", "uploads": "binary upload",
-    "download": "binary download", "downloads": "binary download",
+    "webhook": "webhook registration",
+    "webhooks": "webhook registration",
+    "callback": "webhook callback",
+    "callbacks": "webhook callback",
+    "upload": "binary upload",
+    "uploads": "binary upload",
+    "download": "binary download",
+    "downloads": "binary download",
     "batch": "batch endpoint (the single-item operations cover it)",
     "bulk": "batch endpoint (the single-item operations cover it)",
-    "export": "bulk export", "exports": "bulk export", "import": "bulk import", "imports": "bulk import",
-    "watch": "push-notification channel", "stream": "streaming endpoint", "websocket": "streaming endpoint",
-    "sse": "streaming endpoint", "events_stream": "streaming endpoint",
-    "oauth": "authentication/session endpoint", "oauth2": "authentication/session endpoint",
-    "login": "authentication/session endpoint", "logout": "authentication/session endpoint",
-    "signin": "authentication/session endpoint", "signout": "authentication/session endpoint",
-    "sign_in": "authentication/session endpoint", "sign_out": "authentication/session endpoint",
-    "jwks": "authentication/session endpoint", "introspect": "authentication/session endpoint",
-    "revoke_token": "authentication/session endpoint", "mfa": "authentication/session endpoint",
-    "otp": "authentication/session endpoint", "token": "authentication/session endpoint",
-    "tokens": "authentication/session endpoint", "access_token": "authentication/session endpoint",
+    "export": "bulk export",
+    "exports": "bulk export",
+    "import": "bulk import",
+    "imports": "bulk import",
+    "watch": "push-notification channel",
+    "stream": "streaming endpoint",
+    "websocket": "streaming endpoint",
+    "sse": "streaming endpoint",
+    "events_stream": "streaming endpoint",
+    "oauth": "authentication/session endpoint",
+    "oauth2": "authentication/session endpoint",
+    "login": "authentication/session endpoint",
+    "logout": "authentication/session endpoint",
+    "signin": "authentication/session endpoint",
+    "signout": "authentication/session endpoint",
+    "sign_in": "authentication/session endpoint",
+    "sign_out": "authentication/session endpoint",
+    "jwks": "authentication/session endpoint",
+    "introspect": "authentication/session endpoint",
+    "revoke_token": "authentication/session endpoint",
+    "mfa": "authentication/session endpoint",
+    "otp": "authentication/session endpoint",
+    "token": "authentication/session endpoint",
+    "tokens": "authentication/session endpoint",
+    "access_token": "authentication/session endpoint",
 }
 # ... and these only as the first word of the path (``/health``, ``/version``, ``/auth/...``)
 _NOISE_FIRST = {
-    "health": "health check", "healthz": "health check", "healthcheck": "health check", "ping": "health check",
-    "readyz": "health check", "livez": "health check", "heartbeat": "health check", "status": "health check",
-    "metadata": "API metadata", "$metadata": "API metadata", "openapi": "API metadata", "swagger": "API metadata",
-    "version": "API metadata", "versions": "API metadata", "well_known": "API metadata",
-    ".well-known": "API metadata", "auth": "authentication/session endpoint",
-    "authorize": "authentication/session endpoint", "authentication": "authentication/session endpoint",
-    "session": "authentication/session endpoint", "sessions": "authentication/session endpoint",
+    "health": "health check",
+    "healthz": "health check",
+    "healthcheck": "health check",
+    "ping": "health check",
+    "readyz": "health check",
+    "livez": "health check",
+    "heartbeat": "health check",
+    "status": "health check",
+    "metadata": "API metadata",
+    "$metadata": "API metadata",
+    "openapi": "API metadata",
+    "swagger": "API metadata",
+    "version": "API metadata",
+    "versions": "API metadata",
+    "well_known": "API metadata",
+    ".well-known": "API metadata",
+    "auth": "authentication/session endpoint",
+    "authorize": "authentication/session endpoint",
+    "authentication": "authentication/session endpoint",
+    "session": "authentication/session endpoint",
+    "sessions": "authentication/session endpoint",
 }
 PAGING_PARAMS = {
-    "limit", "offset", "page", "page_size", "per_page", "pagesize", "page_number", "page_token", "next_page_token",
-    "cursor", "starting_after", "ending_before", "after_cursor", "before_cursor", "max_results", "sort", "sort_by",
-    "sort_order", "order", "order_by", "sort_dir", "direction", "fields", "include", "expand", "embed", "select",
-    "lang", "locale", "language", "api_key", "apikey", "key", "token", "access_token", "callback", "pretty_print",
-    "alt", "quota_user", "user_ip", "oauth_token", "upload_protocol", "upload_type", "xgafv", "format", "count",
-    "with_count", "total", "include_total", "page_limit", "first", "last", "skip", "top", "take", "size",
-    "continuation_token", "x_http_method_override", "prettyprint", "debug", "dry_run", "idempotency_key",
-    "orderby", "sortby", "sort_field", "sort_key", "sort_direction", "order_direction", "order_dir",
-    "page_index", "pageindex", "pagenumber", "start_index", "maxresults", "max_page_size", "page_offset",
-    "fields_to_return", "response_fields", "expand_fields", "include_fields", "exclude_fields", "field_mask",
-    "filter_expression", "search_after",
+    "limit",
+    "offset",
+    "page",
+    "page_size",
+    "per_page",
+    "pagesize",
+    "page_number",
+    "page_token",
+    "next_page_token",
+    "cursor",
+    "starting_after",
+    "ending_before",
+    "after_cursor",
+    "before_cursor",
+    "max_results",
+    "sort",
+    "sort_by",
+    "sort_order",
+    "order",
+    "order_by",
+    "sort_dir",
+    "direction",
+    "fields",
+    "include",
+    "expand",
+    "embed",
+    "select",
+    "lang",
+    "locale",
+    "language",
+    "api_key",
+    "apikey",
+    "key",
+    "token",
+    "access_token",
+    "callback",
+    "pretty_print",
+    "alt",
+    "quota_user",
+    "user_ip",
+    "oauth_token",
+    "upload_protocol",
+    "upload_type",
+    "xgafv",
+    "format",
+    "count",
+    "with_count",
+    "total",
+    "include_total",
+    "page_limit",
+    "first",
+    "last",
+    "skip",
+    "top",
+    "take",
+    "size",
+    "continuation_token",
+    "x_http_method_override",
+    "prettyprint",
+    "debug",
+    "dry_run",
+    "idempotency_key",
+    "orderby",
+    "sortby",
+    "sort_field",
+    "sort_key",
+    "sort_direction",
+    "order_direction",
+    "order_dir",
+    "page_index",
+    "pageindex",
+    "pagenumber",
+    "start_index",
+    "maxresults",
+    "max_page_size",
+    "page_offset",
+    "fields_to_return",
+    "response_fields",
+    "expand_fields",
+    "include_fields",
+    "exclude_fields",
+    "field_mask",
+    "filter_expression",
+    "search_after",
 }
 SEARCH_WORDS = {"search", "find", "query", "lookup", "filter", "list", "all", "autocomplete", "suggest"}
 _GET_WORDS = {"info", "get", "show", "retrieve", "read", "details", "detail", "fetch", "view", "lookup_by_id"}
-_CREATE_WORDS = {"create", "add", "new", "insert", "post", "make", "register", "invite", "schedule", "book", "open_new"}
-_UPDATE_WORDS = {"update", "edit", "modify", "set", "rename", "change", "patch", "replace", "move", "assign", "reposition"}
+_CREATE_WORDS = {
+    "create",
+    "add",
+    "new",
+    "insert",
+    "post",
+    "make",
+    "register",
+    "invite",
+    "schedule",
+    "book",
+    "open_new",
+}
+_UPDATE_WORDS = {
+    "update",
+    "edit",
+    "modify",
+    "set",
+    "rename",
+    "change",
+    "patch",
+    "replace",
+    "move",
+    "assign",
+    "reposition",
+}
 _DELETE_WORDS = {"delete", "remove", "destroy", "del", "purge", "erase"}
 
 
@@ -74,17 +206,21 @@ class OpPlan:
     """What one operation becomes: a tool of ``kind`` on ``entity``, or an exclusion ``reason``."""
 
     op: Operation
-    kind: str | None = None            # get / list / create / update / delete / action
+    kind: str | None = None  # get / list / create / update / delete / action
     entity: str = ""
-    verb: str | None = None            # action verb (``cancel``) or RPC verb
-    key_param: str | None = None       # documented parameter that selects the row
-    parents: list[tuple[str, str]] = field(default_factory=list)  # (path param, parent entity), outermost first
-    qualifier: str | None = None       # ``by_city`` in ``/hotels/by-city``
+    verb: str | None = None  # action verb (``cancel``) or RPC verb
+    key_param: str | None = None  # documented parameter that selects the row
+    parents: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (path param, parent entity), outermost first
+    qualifier: str | None = None  # ``by_city`` in ``/hotels/by-city``
     reason: str | None = None
     rpc: bool = False
-    source: str = ""                   # the document the operation comes from (set by the explorer)
-    word: str | None = None            # the path's last word on an item (``declare_lost`` in /loans/{id}/declare-lost)
-    item: tuple[str, str] | None = None  # (entity, key param) of ``POST /x/{x_id}/word`` read as a create of ``word``
+    source: str = ""  # the document the operation comes from (set by the explorer)
+    word: str | None = None  # the path's last word on an item (``declare_lost`` in /loans/{id}/declare-lost)
+    item: tuple[str, str] | None = (
+        None  # (entity, key param) of ``POST /x/{x_id}/word`` read as a create of ``word``
+    )
 
     @property
     def excluded(self) -> bool:
@@ -135,14 +271,20 @@ def _noise(op: Operation) -> str | None:
         key = snake(w) if w not in (".well-known", "$metadata") else w
         if key in _NOISE_ANYWHERE:
             return _NOISE_ANYWHERE[key]
-        if i == 0 and key in _NOISE_FIRST and (key not in ("status", "session", "sessions") or len(words) == 1):
+        if (
+            i == 0
+            and key in _NOISE_FIRST
+            and (key not in ("status", "session", "sessions") or len(words) == 1)
+        ):
             if key.startswith("health") or key in ("ping", "readyz", "livez", "heartbeat", "status"):
                 if op.method != "get" or "{" in op.path:
                     continue  # /health/records/{id}: a resource named health, not a probe
             return _NOISE_FIRST[key]
     body = op.request_body or {}
     props = body.get("properties") if isinstance(body, dict) else None
-    if isinstance(props, dict) and any(isinstance(s, dict) and s.get("format") == "binary" for s in props.values()):
+    if isinstance(props, dict) and any(
+        isinstance(s, dict) and s.get("format") == "binary" for s in props.values()
+    ):
         return "binary upload"
     if isinstance(body, dict) and body.get("format") == "binary":
         return "binary upload"
@@ -216,7 +358,13 @@ def plan_operation(op: Operation) -> OpPlan:
         plan.entity = entity_name(segs[-2][1])
         plan.key_param = last
         plan.parents = plan.parents[:-1]
-        plan.kind = {"get": "get", "put": "update", "patch": "update", "post": "update", "delete": "delete"}.get(m)
+        plan.kind = {
+            "get": "get",
+            "put": "update",
+            "patch": "update",
+            "post": "update",
+            "delete": "delete",
+        }.get(m)
         if plan.kind is None:
             plan.reason = f"{m.upper()} on an item"
         elif m == "post" and summary_verb(op) == "create" and not _names_row(last, plan.entity):
@@ -234,7 +382,9 @@ def plan_operation(op: Operation) -> OpPlan:
         if m in ("post", "put", "patch"):
             plan.kind, plan.verb = "action", rule.verb
         elif m == "delete":
-            undo = action_rule("un" + rule.verb) or action_rule({"complete": "reopen", "confirm": "cancel"}.get(rule.verb, ""))
+            undo = action_rule("un" + rule.verb) or action_rule(
+                {"complete": "reopen", "confirm": "cancel"}.get(rule.verb, "")
+            )
             if undo is None:
                 plan.reason = f"DELETE of {word!r} has no inverse action in the action table"
             else:
@@ -250,8 +400,15 @@ def plan_operation(op: Operation) -> OpPlan:
         else:
             plan.reason = f"{m.upper()} on a search endpoint"
         return plan
-    if prev is not None and prev[0] == "p" and m in ("put", "patch") and entity_name(last) == word and not word.endswith("s") \
-            and len(segs) >= 3 and segs[-3][0] == "s":
+    if (
+        prev is not None
+        and prev[0] == "p"
+        and m in ("put", "patch")
+        and entity_name(last) == word
+        and not word.endswith("s")
+        and len(segs) >= 3
+        and segs[-3][0] == "s"
+    ):
         # PUT /todos/{id}/position: a singular attribute of the parent item -> update of the parent
         plan.entity = entity_name(segs[-3][1])
         plan.key_param = prev[1]
@@ -263,11 +420,22 @@ def plan_operation(op: Operation) -> OpPlan:
         target = entity_name(prev[1]) if prev is not None and prev[0] == "s" else None
         key = id_param(op, target) if target else None
         if target and key:  # POST /transfer/cancel {"transfer_id": ...}: the id is in the body
-            plan.entity, plan.key_param, plan.kind, plan.verb, plan.word = target, key, "action", rule.verb, word
+            plan.entity, plan.key_param, plan.kind, plan.verb, plan.word = (
+                target,
+                key,
+                "action",
+                rule.verb,
+                word,
+            )
         else:
             plan.reason = f"action {word!r} names no row: no item id in the path or the body"
         return plan
-    if word in RPC_VERBS and prev is not None and prev[0] == "s" and m in ("post", "put", "patch", "get", "delete"):
+    if (
+        word in RPC_VERBS
+        and prev is not None
+        and prev[0] == "s"
+        and m in ("post", "put", "patch", "get", "delete")
+    ):
         return _slash_verb(plan, word, prev[1])
     plan.entity = entity_name(last)
     return _collection(plan, word, prev, segs)
@@ -276,8 +444,12 @@ def plan_operation(op: Operation) -> OpPlan:
 def _names_row(param: str, entity: str) -> bool:
     """``{consumer_id}``/``{id}``/``{consumerId}`` name a consumer; ``{tenant}`` does not."""
     p = snake(param)
-    return p in ("id", "uuid", "gid", "key", "slug", "name", "code") or p.endswith(("_id", "_gid", "_uuid", "_key")) \
-        or p.startswith(entity) or p.endswith(("id", "sid"))
+    return (
+        p in ("id", "uuid", "gid", "key", "slug", "name", "code")
+        or p.endswith(("_id", "_gid", "_uuid", "_key"))
+        or p.startswith(entity)
+        or p.endswith(("id", "sid"))
+    )
 
 
 def _slash_verb(plan: OpPlan, word: str, noun: str) -> OpPlan:
@@ -292,7 +464,9 @@ def _slash_verb(plan: OpPlan, word: str, noun: str) -> OpPlan:
             if kind == "get" and answers_list(op):
                 plan.kind = "list"
                 return plan
-            plan.reason = f"{word!r} on {noun!r} names no id of the row it {'reads' if kind == 'get' else 'changes'}"
+            plan.reason = (
+                f"{word!r} on {noun!r} names no id of the row it {'reads' if kind == 'get' else 'changes'}"
+            )
             return plan
         plan.key_param = key
     plan.kind = kind
@@ -321,13 +495,17 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
     if head in ("get", "list", "search", "find", "fetch", "retrieve") and rest and m in ("get", "post"):
         return _read_verb_path(plan, head, rest)  # POST /get_club {"club_id": ...}
     if m in ("post", "put") and head in VERB_PATH_HEADS and "_" in word and action_rule(word) is None:
-        plan.reason = (f"{word!r} is an operation (a verb), not a resource: it names no stored row "
-                       f"and its result is computed")
+        plan.reason = (
+            f"{word!r} is an operation (a verb), not a resource: it names no stored row "
+            f"and its result is computed"
+        )
         return plan
     if m == "get":
         if is_singleton_read(op, word):
-            plan.reason = ("reads one object that no id selects (a singleton such as the current user or the "
-                           "settings), not a list of rows")
+            plan.reason = (
+                "reads one object that no id selects (a singleton such as the current user or the "
+                "settings), not a list of rows"
+            )
             return plan
         plan.kind = "list"
     elif m == "post":

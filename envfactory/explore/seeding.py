@@ -71,8 +71,15 @@ def _pattern(example: str) -> str:
 
 
 # Roles whose documented example may stand for every row (a category, a currency, a status).
-_REPEATABLE = {FieldRole.label, FieldRole.status, FieldRole.currency, FieldRole.country_code, FieldRole.airport_code,
-               FieldRole.time, FieldRole.duration}
+_REPEATABLE = {
+    FieldRole.label,
+    FieldRole.status,
+    FieldRole.currency,
+    FieldRole.country_code,
+    FieldRole.airport_code,
+    FieldRole.time,
+    FieldRole.duration,
+}
 _CODED = {FieldRole.code, FieldRole.reference, FieldRole.internal_id}
 
 
@@ -88,12 +95,25 @@ def _scalar_fits(f: FieldSpec, v: Any) -> bool:
 
 def _annotate_field(ent: EntitySpec, f: FieldSpec, d: FieldDraft | None) -> FieldSpec:
     ex = d.example if d else None
-    role = infer_role(ent.name, f.name, f.type.value, enum=f.enum, description=f.description, example=ex,
-                      primary_key=f.name == ent.primary_key, ref=f.ref is not None,
-                      siblings=[g.name for g in ent.fields])
+    role = infer_role(
+        ent.name,
+        f.name,
+        f.type.value,
+        enum=f.enum,
+        description=f.description,
+        example=ex,
+        primary_key=f.name == ent.primary_key,
+        ref=f.ref is not None,
+        siblings=[g.name for g in ent.fields],
+    )
     upd: dict[str, Any] = {"role": role}
     if f.name != ent.primary_key and not f.ref and _scalar_fits(f, ex):
-        if role in _CODED and isinstance(ex, str) and _CODE.match(ex) and (any(c.isdigit() for c in ex) or ex.isupper()):
+        if (
+            role in _CODED
+            and isinstance(ex, str)
+            and _CODE.match(ex)
+            and (any(c.isdigit() for c in ex) or ex.isupper())
+        ):
             upd["pattern"] = _pattern(ex)
         elif role in _REPEATABLE and not f.enum and not f.unique:
             upd["examples"] = [ex]
@@ -160,10 +180,14 @@ def _scalar_generator(value: Any, name: str) -> GeneratorSpec | None:
     else:
         return None
     f = FieldSpec(name=key, type=ftype)
-    ent = EntitySpec(name="item", primary_key="item_key", fields=[FieldSpec(name="item_key", type=FieldType.string), f])
+    ent = EntitySpec(
+        name="item", primary_key="item_key", fields=[FieldSpec(name="item_key", type=FieldType.string), f]
+    )
     role = ent.role_of(f)
     if isinstance(value, str) and role in _CODED and _CODE.match(value):
-        return GeneratorSpec(kind="pattern", pattern=_pattern(value), value="upper" if value.upper() == value else None)
+        return GeneratorSpec(
+            kind="pattern", pattern=_pattern(value), value="upper" if value.upper() == value else None
+        )
     if isinstance(value, str) and role in (None, *_REPEATABLE):
         return GeneratorSpec(kind="const", value=value)  # the document's own value: a currency, a type
     return default_generator(ent, f, dt.datetime.fromisoformat(DEFAULT_CLOCK))
@@ -175,12 +199,18 @@ def snake_name(name: str) -> str:
     return s if s and s[0].isalpha() else f"f_{s}" if s else "value"
 
 
-def _generator(ent: EntitySpec, draft: EntityDraft | None, fname: str, clock: dt.datetime) -> GeneratorSpec | None:
+def _generator(
+    ent: EntitySpec, draft: EntityDraft | None, fname: str, clock: dt.datetime
+) -> GeneratorSpec | None:
     f = ent.field(fname)
     if f.name == ent.primary_key or f.ref:
         return None
     d = draft.fields.get(fname) if draft else None
-    if f.type == FieldType.enum and f.enum and (f.name in ("status", "state") or f.name.endswith(("_status", "_state"))):
+    if (
+        f.type == FieldType.enum
+        and f.enum
+        and (f.name in ("status", "state") or f.name.endswith(("_status", "_state")))
+    ):
         weights = [1.0 if v in TERMINAL else 3.0 for v in f.enum]
         if len(set(weights)) > 1:
             return GeneratorSpec(kind="choice", values=list(f.enum), weights=weights)
@@ -200,8 +230,9 @@ def _generator(ent: EntitySpec, draft: EntityDraft | None, fname: str, clock: dt
     return None
 
 
-def seed_recipe(entities: list[EntitySpec], drafts: dict[str, EntityDraft], *, seed: int, clock: str,
-                scale: float = 1.0) -> SeedSpec:
+def seed_recipe(
+    entities: list[EntitySpec], drafts: dict[str, EntityDraft], *, seed: int, clock: str, scale: float = 1.0
+) -> SeedSpec:
     now = dt.datetime.fromisoformat(clock)
     stubs = {n for n, d in drafts.items() if d.stub}
     counts = row_counts(entities, stubs, scale)

@@ -20,27 +20,115 @@ from typing import Any
 from ..ingest import Operation
 from .naming import snake
 
-__all__ = ["summary_verb", "answers_list", "answers_object", "id_param", "VERB_PATH_HEADS", "RPC_VERBS",
-           "is_singleton_read", "SINGLETON_WORDS"]
+__all__ = [
+    "summary_verb",
+    "answers_list",
+    "answers_object",
+    "id_param",
+    "VERB_PATH_HEADS",
+    "RPC_VERBS",
+    "is_singleton_read",
+    "SINGLETON_WORDS",
+]
 
 _SEARCH_HEADS = ("search", "list", "find", "query", "filter", "lookup", "look_up", "browse")
 _GET_HEADS = ("get", "retrieve", "fetch", "read", "show", "view", "return", "returns", "obtain")
 _CREATE_HEADS = ("create", "add", "new", "insert", "register", "make", "post")
 # words a path may end in that say what the operation does to the resource before it
-RPC_VERBS = {"get": "get", "retrieve": "get", "fetch": "get", "read": "get", "info": "get", "details": "get",
-             "list": "list", "search": "list", "find": "list", "query": "list", "all": "list",
-             "create": "create", "add": "create", "new": "create",
-             "update": "update", "edit": "update", "modify": "update", "patch": "update", "set": "update",
-             "delete": "delete", "remove": "delete", "destroy": "delete"}
-VERB_PATH_HEADS = {"start", "stop", "generate", "send", "calculate", "compute", "validate", "verify", "check", "test",
-                   "preview", "estimate", "convert", "refresh", "sync", "trigger", "run", "execute", "process",
-                   "resend", "reset", "request", "simulate", "evaluate", "import", "export", "fire", "pause",
-                   "resume", "retry", "submit", "enable", "disable", "invalidate", "migrate", "recalculate"}
-SINGLETON_WORDS = {"me", "self", "current", "current_user", "user", "settings", "setting", "config", "configuration",
-                   "profile", "account", "preferences", "status", "info", "whoami", "balance", "organization",
-                   "company", "workspace", "tenant", "subscription", "plan", "usage", "quota", "limits"}
-_LIST_SUMMARY = re.compile(r"^(get|retrieve|fetch|return|returns|obtain|list)s?\s+(a\s+|the\s+)?(list|all|paginated|"
-                           r"collection|page|set)\b", re.I)
+RPC_VERBS = {
+    "get": "get",
+    "retrieve": "get",
+    "fetch": "get",
+    "read": "get",
+    "info": "get",
+    "details": "get",
+    "list": "list",
+    "search": "list",
+    "find": "list",
+    "query": "list",
+    "all": "list",
+    "create": "create",
+    "add": "create",
+    "new": "create",
+    "update": "update",
+    "edit": "update",
+    "modify": "update",
+    "patch": "update",
+    "set": "update",
+    "delete": "delete",
+    "remove": "delete",
+    "destroy": "delete",
+}
+VERB_PATH_HEADS = {
+    "start",
+    "stop",
+    "generate",
+    "send",
+    "calculate",
+    "compute",
+    "validate",
+    "verify",
+    "check",
+    "test",
+    "preview",
+    "estimate",
+    "convert",
+    "refresh",
+    "sync",
+    "trigger",
+    "run",
+    "execute",
+    "process",
+    "resend",
+    "reset",
+    "request",
+    "simulate",
+    "evaluate",
+    "import",
+    "export",
+    "fire",
+    "pause",
+    "resume",
+    "retry",
+    "submit",
+    "enable",
+    "disable",
+    "invalidate",
+    "migrate",
+    "recalculate",
+}
+SINGLETON_WORDS = {
+    "me",
+    "self",
+    "current",
+    "current_user",
+    "user",
+    "settings",
+    "setting",
+    "config",
+    "configuration",
+    "profile",
+    "account",
+    "preferences",
+    "status",
+    "info",
+    "whoami",
+    "balance",
+    "organization",
+    "company",
+    "workspace",
+    "tenant",
+    "subscription",
+    "plan",
+    "usage",
+    "quota",
+    "limits",
+}
+_LIST_SUMMARY = re.compile(
+    r"^(get|retrieve|fetch|return|returns|obtain|list)s?\s+(a\s+|the\s+)?(list|all|paginated|"
+    r"collection|page|set)\b",
+    re.I,
+)
 
 
 def summary_verb(op: Operation) -> str | None:
@@ -114,8 +202,17 @@ def answers_object(op: Operation) -> bool:
 def id_param(op: Operation, entity: str, *, where: tuple[str, ...] = ("body", "query")) -> str | None:
     """The documented parameter (body or query) that names the row of ``entity``: ``id``,
     ``TaskID``, ``task_id``, ``taskGid``; None when there is none."""
-    want = {"id", "uuid", "gid", "key", f"{entity}_id", f"{entity}_uuid", f"{entity}_gid", f"{entity}_key",
-            f"{entity}id"}
+    want = {
+        "id",
+        "uuid",
+        "gid",
+        "key",
+        f"{entity}_id",
+        f"{entity}_uuid",
+        f"{entity}_gid",
+        f"{entity}_key",
+        f"{entity}id",
+    }
     for p in op.parameters:
         if p.location in where and snake(p.name) in want:
             return p.name

@@ -54,7 +54,7 @@ def _graph(tools: list[ToolDraft], ents: dict[str, EntityDraft]) -> nx.Graph:
             if len(ms) > 30:
                 continue
             for i, a in enumerate(ms):
-                for b in ms[i + 1:]:
+                for b in ms[i + 1 :]:
                     bump(a, b, w)
     return g
 
@@ -62,7 +62,9 @@ def _graph(tools: list[ToolDraft], ents: dict[str, EntityDraft]) -> nx.Graph:
 def _communities(g: nx.Graph, seed: int, resolution: float) -> list[set[str]]:
     if g.number_of_edges() == 0:
         return [{n} for n in sorted(g.nodes)]
-    return [set(c) for c in nx.community.louvain_communities(g, weight="weight", resolution=resolution, seed=seed)]
+    return [
+        set(c) for c in nx.community.louvain_communities(g, weight="weight", resolution=resolution, seed=seed)
+    ]
 
 
 def _size(g: nx.Graph, c: set[str]) -> int:
@@ -104,7 +106,11 @@ def _pack(g: nx.Graph, groups: list[set[str]], max_tools: int) -> list[set[str]]
                 if w <= 0:
                     continue
                 key = (w, -(_size(g, c) + _size(g, d)), sorted(c | d))
-                if best_key is None or key[:2] > best_key[:2] or (key[:2] == best_key[:2] and key[2] < best_key[2]):
+                if (
+                    best_key is None
+                    or key[:2] > best_key[:2]
+                    or (key[:2] == best_key[:2] and key[2] < best_key[2])
+                ):
                     best, best_key = (i, j), key
         if best is None:
             return groups
@@ -113,8 +119,15 @@ def _pack(g: nx.Graph, groups: list[set[str]], max_tools: int) -> list[set[str]]
         del groups[j]
 
 
-def split_tools(tools: list[ToolDraft], ents: dict[str, EntityDraft], *, seed: int = 0,
-                max_tools: int = MAX_TOOLS, min_tools: int = MIN_TOOLS, pack: bool = False) -> list[list[ToolDraft]]:
+def split_tools(
+    tools: list[ToolDraft],
+    ents: dict[str, EntityDraft],
+    *,
+    seed: int = 0,
+    max_tools: int = MAX_TOOLS,
+    min_tools: int = MIN_TOOLS,
+    pack: bool = False,
+) -> list[list[ToolDraft]]:
     """Groups of tools, each one environment; one group when the API is small enough.
 
     With ``pack`` (a merged multi-document graph), connected communities are joined while
@@ -154,12 +167,17 @@ def split_tools(tools: list[ToolDraft], ents: dict[str, EntityDraft], *, seed: i
     for c in groups:
         ts = [t for e in sorted(c) for t in by_ent[e]]
         for i in range(0, len(ts), max_tools):  # one entity with more tools than fit
-            out.append(ts[i:i + max_tools])
+            out.append(ts[i : i + max_tools])
     return out
 
 
-def add_finders(groups: list[list[ToolDraft]], tools: list[ToolDraft], ents: dict[str, EntityDraft], *,
-                max_tools: int = MAX_TOOLS) -> list[list[ToolDraft]]:
+def add_finders(
+    groups: list[list[ToolDraft]],
+    tools: list[ToolDraft],
+    ents: dict[str, EntityDraft],
+    *,
+    max_tools: int = MAX_TOOLS,
+) -> list[list[ToolDraft]]:
     """Give each group the read tools (list, then get) of the entities its write tools take ids
     of, when another group owns them and the group stays within ``max_tools``.
 

@@ -25,11 +25,31 @@ from .fidelity import documented_body
 from .naming import first_sentence, is_ident, plural, singular, snake
 from .resources import PAGING_PARAMS, OpPlan
 
-__all__ = ["ParamDraft", "ToolDraft", "draft_tool", "prepare_actions", "display_field", "SERVER_SET",
-           "status_field", "action_name"]
+__all__ = [
+    "ParamDraft",
+    "ToolDraft",
+    "draft_tool",
+    "prepare_actions",
+    "display_field",
+    "SERVER_SET",
+    "status_field",
+    "action_name",
+]
 
-_TEXT_SEARCH = {"q", "query", "search", "keyword", "keywords", "term", "text", "search_term", "search_query",
-                "search_text", "name_contains", "filter"}
+_TEXT_SEARCH = {
+    "q",
+    "query",
+    "search",
+    "keyword",
+    "keywords",
+    "term",
+    "text",
+    "search_term",
+    "search_query",
+    "search_text",
+    "name_contains",
+    "filter",
+}
 _CONTAINS = re.compile(r"(^|_)(name|title|city|description|label|subject|keyword|address|display_name)$")
 _RANGE = [
     (re.compile(r"^(min|minimum|from|since|after|earliest)_(.+)$"), "gte", 2, True),
@@ -39,13 +59,40 @@ _RANGE = [
     (re.compile(r"^(.+)_gt$"), "gt", 1, True),
     (re.compile(r"^(.+)_lt$"), "lt", 1, True),
 ]
-SERVER_SET = re.compile(r"^(created|updated|modified|deleted|last_modified|last_updated)(_at|_on|_date|_time|_by)?$|"
-                        r"^(date_created|date_updated|date_modified|creation_date|last_modified_date)$|"
-                        r"^(grand_)?total$|^subtotal|_total$|_count$|^(etag|version|revision)$")
-_DISPLAY = ("name", "title", "display_name", "full_name", "subject", "label", "summary", "last_name", "username",
-            "email", "code", "number", "description")
-_INITIAL = ("pending", "draft", "new", "open", "active", "created", "scheduled", "confirmed", "requested",
-            "submitted", "available", "enabled")
+SERVER_SET = re.compile(
+    r"^(created|updated|modified|deleted|last_modified|last_updated)(_at|_on|_date|_time|_by)?$|"
+    r"^(date_created|date_updated|date_modified|creation_date|last_modified_date)$|"
+    r"^(grand_)?total$|^subtotal|_total$|_count$|^(etag|version|revision)$"
+)
+_DISPLAY = (
+    "name",
+    "title",
+    "display_name",
+    "full_name",
+    "subject",
+    "label",
+    "summary",
+    "last_name",
+    "username",
+    "email",
+    "code",
+    "number",
+    "description",
+)
+_INITIAL = (
+    "pending",
+    "draft",
+    "new",
+    "open",
+    "active",
+    "created",
+    "scheduled",
+    "confirmed",
+    "requested",
+    "submitted",
+    "available",
+    "enabled",
+)
 
 
 @dataclass
@@ -57,7 +104,7 @@ class ParamDraft:
     key: bool = False
     description: str = ""
     elem_schema: dict | None = None  # for op 'in': the items schema
-    ftype: FieldType | None = None   # type of an argument that maps to no field (an amount to pay)
+    ftype: FieldType | None = None  # type of an argument that maps to no field (an amount to pay)
     minimum: float | None = None
 
 
@@ -121,8 +168,15 @@ def _h(name: str) -> str:
 
 
 def _field_for_stem(ent: EntityDraft, stem: str) -> str | None:
-    for cand in (stem, f"{stem}_at", f"{stem}_date", f"{stem}_time", f"{stem}_datetime", f"{stem}_on",
-                 singular(stem)):
+    for cand in (
+        stem,
+        f"{stem}_at",
+        f"{stem}_date",
+        f"{stem}_time",
+        f"{stem}_datetime",
+        f"{stem}_on",
+        singular(stem),
+    ):
         if cand in ent.fields:
             return cand
     return None
@@ -139,7 +193,9 @@ def _list_param(p: Parameter, ent: EntityDraft, ents: dict[str, EntityDraft]) ->
         disp = display_field(ent)
         if disp is None:
             return None
-        return ParamDraft(n, disp, "contains", description=desc or f"Text to look for in the {_h(ent.name)} {disp}.")
+        return ParamDraft(
+            n, disp, "contains", description=desc or f"Text to look for in the {_h(ent.name)} {disp}."
+        )
     if ftype == FieldType.array:
         items = s.get("items") if isinstance(s.get("items"), dict) else {"type": "string"}
         stem = n[:-4] + "_id" if n.endswith("_ids") else singular(n)
@@ -152,14 +208,20 @@ def _list_param(p: Parameter, ent: EntityDraft, ents: dict[str, EntityDraft]) ->
                 if f is None:
                     return None
                 ent.ensure(f)
-        return ParamDraft(n, target, "in", description=desc or f"Any of these {_h(target)} values.", elem_schema=items)
+        return ParamDraft(
+            n, target, "in", description=desc or f"Any of these {_h(target)} values.", elem_schema=items
+        )
     if ftype in (FieldType.integer, FieldType.number, FieldType.date, FieldType.datetime, FieldType.string):
         for rx, op, grp, _ in _RANGE:
             m = rx.match(n)
             if not m:
                 continue
             stem = m.group(grp)
-            if n in ent.fields and op in ("gte", "lte") and m.group(1 if grp == 2 else 2) in ("start", "end", "from", "to"):
+            if (
+                n in ent.fields
+                and op in ("gte", "lte")
+                and m.group(1 if grp == 2 else 2) in ("start", "end", "from", "to")
+            ):
                 break  # ``start_date`` is a field of its own here
             target = _field_for_stem(ent, stem)
             if target is None:
@@ -211,7 +273,7 @@ def _body_fields(plan: OpPlan, ent: EntityDraft) -> tuple[list[tuple[str, str]],
 
 
 def _writable(ent: EntityDraft, f: FieldDraft, *, sf: FieldDraft | None) -> bool:
-    return (f.name != ent.pk and not f.read_only and not SERVER_SET.search(f.name) and f is not sf)
+    return f.name != ent.pk and not f.read_only and not SERVER_SET.search(f.name) and f is not sf
 
 
 def _key_param(plan: OpPlan, ent: EntityDraft) -> ParamDraft:
@@ -221,9 +283,16 @@ def _key_param(plan: OpPlan, ent: EntityDraft) -> ParamDraft:
         kname = kp if kp.endswith("_id") and is_ident(kp) and kp not in ent.fields else f"{ent.name}_id"
         if kname in ent.fields:
             kname = ent.pk
-    return ParamDraft(kname, ent.pk, required=True, key=True,
-                      description=_pdesc(next((p for p in plan.op.parameters if p.name == plan.key_param), None),
-                                         f"Id of the {_h(ent.name)}."))
+    return ParamDraft(
+        kname,
+        ent.pk,
+        required=True,
+        key=True,
+        description=_pdesc(
+            next((p for p in plan.op.parameters if p.name == plan.key_param), None),
+            f"Id of the {_h(ent.name)}.",
+        ),
+    )
 
 
 def _parent_params(plan: OpPlan, ent: EntityDraft, ents: dict[str, EntityDraft]) -> list[ParamDraft]:
@@ -236,10 +305,16 @@ def _parent_params(plan: OpPlan, ent: EntityDraft, ents: dict[str, EntityDraft])
     if fname not in ent.fields or fname == ent.pk:
         return []
     byname = {p.name: p for p in plan.op.parameters}
-    return [ParamDraft(fname, fname, required=True, description=_pdesc(byname.get(param), f"Id of the {_h(parent)}."))]
+    return [
+        ParamDraft(
+            fname, fname, required=True, description=_pdesc(byname.get(param), f"Id of the {_h(parent)}.")
+        )
+    ]
 
 
-def _draft_list(t: ToolDraft, ent: EntityDraft, ents: dict[str, EntityDraft], parents: list[ParamDraft]) -> None:
+def _draft_list(
+    t: ToolDraft, ent: EntityDraft, ents: dict[str, EntityDraft], parents: list[ParamDraft]
+) -> None:
     op, plan = t.plan.op, t.plan
     t.params = list(parents)
     seen = {p.name for p in t.params}
@@ -247,16 +322,24 @@ def _draft_list(t: ToolDraft, ent: EntityDraft, ents: dict[str, EntityDraft], pa
         if p.location in ("path", "body"):
             continue
         d = _list_param(p, ent, ents)
-        if d is not None and d.name not in seen and d.name not in ("limit", "offset", "sort_by", "sort_order"):
+        if (
+            d is not None
+            and d.name not in seen
+            and d.name not in ("limit", "offset", "sort_by", "sort_order")
+        ):
             t.params.append(d)
             seen.add(d.name)
     if plan.kind == "list" and op.method == "post":  # POST /x/search: body properties are filters
         for k, s in documented_body(op)[0].items():
-            d = _list_param(Parameter(name=k, location="query", schema=s if isinstance(s, dict) else {}), ent, ents)
+            d = _list_param(
+                Parameter(name=k, location="query", schema=s if isinstance(s, dict) else {}), ent, ents
+            )
             if d is not None and d.name not in seen:
                 t.params.append(d)
                 seen.add(d.name)
-    t.sortable = any(snake(p.name) in ("sort", "sort_by", "order", "order_by", "sort_order") for p in op.parameters)
+    t.sortable = any(
+        snake(p.name) in ("sort", "sort_by", "order", "order_by", "sort_order") for p in op.parameters
+    )
     searchy = plan.qualifier is not None or any(p.op not in ("eq", "in") for p in t.params)
     t.base_name = f"{'search' if searchy else 'list'}_{plural(ent.name)}"
     if plan.qualifier and plan.qualifier.startswith("by_"):
@@ -277,15 +360,30 @@ def _draft_create(t: ToolDraft, ent: EntityDraft, parents: list[ParamDraft], byn
             continue
         if fname == ent.pk:  # a key the client chooses (documented in the body)
             seen.add(fname)
-            t.params.append(ParamDraft(pname, fname, required=fname in req, key=True,
-                                       description=_pdesc(byname.get(pname), f.description or f"Id of the new {_h(ent.name)}.")))
+            t.params.append(
+                ParamDraft(
+                    pname,
+                    fname,
+                    required=fname in req,
+                    key=True,
+                    description=_pdesc(byname.get(pname), f.description or f"Id of the new {_h(ent.name)}."),
+                )
+            )
             continue
-        if not documented and (not _writable(ent, f, sf=None) or (f is sf and f.type == FieldType.enum and fname not in req)):
+        if not documented and (
+            not _writable(ent, f, sf=None) or (f is sf and f.type == FieldType.enum and fname not in req)
+        ):
             continue
         seen.add(fname)
         required = fname in req if documented else (fname in req or not f.nullable)
-        t.params.append(ParamDraft(pname, fname, required=required,
-                                   description=_pdesc(byname.get(pname), f.description or f"{_h(fname).capitalize()}.")))
+        t.params.append(
+            ParamDraft(
+                pname,
+                fname,
+                required=required,
+                description=_pdesc(byname.get(pname), f.description or f"{_h(fname).capitalize()}."),
+            )
+        )
     t.base_name = f"create_{ent.name}"
 
 
@@ -294,8 +392,11 @@ def _draft_update(t: ToolDraft, ent: EntityDraft, key: ParamDraft, byname: dict)
     plan = t.plan
     pairs, req, documented = _body_fields(plan, ent)
     if not documented:
-        pairs = [(f.name, f.name) for f in ent.fields.values()
-                 if _writable(ent, f, sf=sf) and f.type not in (FieldType.object, FieldType.array) and not f.ref]
+        pairs = [
+            (f.name, f.name)
+            for f in ent.fields.values()
+            if _writable(ent, f, sf=sf) and f.type not in (FieldType.object, FieldType.array) and not f.ref
+        ]
     params: list[ParamDraft] = []
     for pname, fname in pairs:
         f = ent.fields[fname]
@@ -303,14 +404,23 @@ def _draft_update(t: ToolDraft, ent: EntityDraft, key: ParamDraft, byname: dict)
             continue
         if not documented and not _writable(ent, f, sf=None):
             continue
-        params.append(ParamDraft(pname, fname, required=fname in req,
-                                 description=_pdesc(byname.get(pname), f.description or f"New {_h(fname)}.")))
+        params.append(
+            ParamDraft(
+                pname,
+                fname,
+                required=fname in req,
+                description=_pdesc(byname.get(pname), f.description or f"New {_h(fname)}."),
+            )
+        )
     if not params:
         return "update documents no field we can write"
     t.params = [key, *params]
     t.base_name = f"update_{ent.name}" + (f"_{plan.qualifier}" if plan.qualifier else "")
-    if "updated_at" in ent.fields and ent.fields["updated_at"].type in (FieldType.datetime, FieldType.date) \
-            and not any(p.field == "updated_at" for p in params):
+    if (
+        "updated_at" in ent.fields
+        and ent.fields["updated_at"].type in (FieldType.datetime, FieldType.date)
+        and not any(p.field == "updated_at" for p in params)
+    ):
         t.effects.append(Effect(field="updated_at", now=True))
     return None
 
@@ -323,8 +433,10 @@ def _draft_action(t: ToolDraft, ent: EntityDraft, key: ParamDraft, byname: dict)
     conds, effects, note = _action_semantics(ent, rule)
     wparams, weffects, wconds, wnotes = _action_writes(plan, ent, rule, byname, {e.field for e in effects})
     if not effects and not weffects:
-        return (f"action {plan.word or rule.verb!r}: {ent.name} has no status, flag or documented field "
-                f"it could change")
+        return (
+            f"action {plan.word or rule.verb!r}: {ent.name} has no status, flag or documented field "
+            f"it could change"
+        )
     if not effects:
         conds, note = _writes_guard(ent, rule)
     effects += weffects
@@ -396,21 +508,31 @@ def prepare_actions(plans: list[OpPlan], ents: dict[str, EntityDraft], warnings:
         if sf is not None and sf.type == FieldType.enum:
             for r in rules:
                 if not any(_doc(sf.enum, x) for x in r.targets) and not any(
-                        fl in ent.fields and ent.fields[fl].type == FieldType.boolean for fl in r.flags):
+                    fl in ent.fields and ent.fields[fl].type == FieldType.boolean for fl in r.flags
+                ):
                     sf.enum = [*(sf.enum or []), _styled(sf.enum or [], r.targets[0])]
-                    warnings.append(f"{name}.{sf.name}: added {r.targets[0]!r} to its enum for action {r.verb!r}")
+                    warnings.append(
+                        f"{name}.{sf.name}: added {r.targets[0]!r} to its enum for action {r.verb!r}"
+                    )
             continue
-        if sf is None and all(any(fl in ent.fields and ent.fields[fl].type == FieldType.boolean for fl in r.flags)
-                              for r in rules):
+        if sf is None and all(
+            any(fl in ent.fields and ent.fields[fl].type == FieldType.boolean for fl in r.flags)
+            for r in rules
+        ):
             continue
         values: list[str] = []
         for r in rules:
             values += [*r.synth_from, r.targets[0]]
         values = list(dict.fromkeys(values))
         if sf is None:
-            sf = ent.ensure(FieldDraft(name="status", type=FieldType.enum, enum=values,
-                                       description=f"Status of the {_h(name)}."))
-            warnings.append(f"{name}.status synthesized from actions {', '.join(r.verb for r in rules)}: {values}")
+            sf = ent.ensure(
+                FieldDraft(
+                    name="status", type=FieldType.enum, enum=values, description=f"Status of the {_h(name)}."
+                )
+            )
+            warnings.append(
+                f"{name}.status synthesized from actions {', '.join(r.verb for r in rules)}: {values}"
+            )
         else:
             sf.type, sf.enum = FieldType.enum, values
             warnings.append(f"{name}.{sf.name}: undocumented values, enum inferred from actions: {values}")
@@ -436,8 +558,14 @@ def _action_semantics(ent: EntityDraft, rule) -> tuple[list[Condition], list[Eff
         for fl in rule.flags:
             f = ent.fields.get(fl)
             if f is not None and f.type == FieldType.boolean:
-                conds.append(Condition(field=fl, op="ne", value=rule.flag_value,
-                                       message=f"{fl} is already {str(rule.flag_value).lower()}"))
+                conds.append(
+                    Condition(
+                        field=fl,
+                        op="ne",
+                        value=rule.flag_value,
+                        message=f"{fl} is already {str(rule.flag_value).lower()}",
+                    )
+                )
                 effects.append(Effect(field=fl, set=rule.flag_value))
                 note = f"sets {fl} to {str(rule.flag_value).lower()}; fails if it already is"
                 break
@@ -446,11 +574,34 @@ def _action_semantics(ent: EntityDraft, rule) -> tuple[list[Condition], list[Eff
 
 _SPLIT_VERBS = {"declare", "report", "mark", "pay", "record", "request", "flag", "set", "add", "clear"}
 _AMOUNT = re.compile(r"(^|_)(amount|delta|quantity|qty|change|adjustment|sum)(_|$)")
-_MINUS = {"pay", "settle", "redeem", "deduct", "spend", "use", "consume", "debit", "withdraw", "subtract", "decrement",
-          "clear", "waive"}
+_MINUS = {
+    "pay",
+    "settle",
+    "redeem",
+    "deduct",
+    "spend",
+    "use",
+    "consume",
+    "debit",
+    "withdraw",
+    "subtract",
+    "decrement",
+    "clear",
+    "waive",
+}
 _PLUS = {"adjust", "add", "increment", "deposit", "credit", "top", "topup", "restock", "receive", "load"}
-_STOCK = ("on_hand", "quantity_on_hand", "quantity", "stock", "stock_level", "balance", "current_balance",
-          "available_balance", "points", "credits")
+_STOCK = (
+    "on_hand",
+    "quantity_on_hand",
+    "quantity",
+    "stock",
+    "stock_level",
+    "balance",
+    "current_balance",
+    "available_balance",
+    "points",
+    "credits",
+)
 
 
 def action_name(word: str, verb: str, ent: EntityDraft) -> str:
@@ -471,10 +622,14 @@ def _writes_guard(ent: EntityDraft, rule) -> tuple[list[Condition], str]:
         return [], ""
     allowed = [d for d in (_doc(sf.enum, x) for x in rule.allowed_from) if d]
     if allowed and len(allowed) < len(sf.enum):
-        return [Condition(field=sf.name, op="in", value=allowed)], f"only allowed while {sf.name} is one of {allowed}"
+        return [
+            Condition(field=sf.name, op="in", value=allowed)
+        ], f"only allowed while {sf.name} is one of {allowed}"
     blocked = [s for s in sf.enum if _fold(s) in DEAD]
     if blocked and len(blocked) < len(sf.enum):
-        return [Condition(field=sf.name, op="not_in", value=blocked)], f"fails while {sf.name} is one of {blocked}"
+        return [
+            Condition(field=sf.name, op="not_in", value=blocked)
+        ], f"fails while {sf.name} is one of {blocked}"
     return [], ""
 
 
@@ -483,19 +638,34 @@ def _action_body(plan: OpPlan, ent: EntityDraft) -> tuple[dict, set[str]]:
     schema = unwrap(body, ent.name) if isinstance(body, dict) and props_of(body)[0] else None
     if schema is None:
         bparams = [p for p in plan.op.parameters if p.location == "body"]
-        schema = {"properties": {p.name: {**(p.schema_ or {}), "description": p.description or ""} for p in bparams},
-                  "required": [p.name for p in bparams if p.required]}
+        schema = {
+            "properties": {
+                p.name: {**(p.schema_ or {}), "description": p.description or ""} for p in bparams
+            },
+            "required": [p.name for p in bparams if p.required],
+        }
     return props_of(schema)
 
 
 def _balance_field(ent: EntityDraft, obj: str, pname: str, taken: set[str]) -> str | None:
-    nums = [f for f in ent.fields.values() if f.type in (FieldType.integer, FieldType.number) and not f.ref
-            and f.name != ent.pk and f.name not in taken]
+    nums = [
+        f
+        for f in ent.fields.values()
+        if f.type in (FieldType.integer, FieldType.number)
+        and not f.ref
+        and f.name != ent.pk
+        and f.name not in taken
+    ]
     if obj:
         stems = (obj, singular(obj))
         cands = [f.name for f in nums if f.name.startswith(stems)]
-        cands.sort(key=lambda n: (not any(w in n for w in ("due", "balance", "owed", "outstanding")),
-                                  pname.endswith("_cents") != n.endswith("_cents"), n))
+        cands.sort(
+            key=lambda n: (
+                not any(w in n for w in ("due", "balance", "owed", "outstanding")),
+                pname.endswith("_cents") != n.endswith("_cents"),
+                n,
+            )
+        )
         return cands[0] if cands else None
     return next((n for n in _STOCK if any(f.name == n for f in nums)), None)
 
@@ -510,7 +680,9 @@ def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: se
     """
     word = plan.word or rule.verb
     props, req = _action_body(plan, ent)
-    nouns = list(dict.fromkeys(x for x in (VERB_NOUNS.get(rule.verb), rule.verb, word, *participles(word)[:2]) if x))
+    nouns = list(
+        dict.fromkeys(x for x in (VERB_NOUNS.get(rule.verb), rule.verb, word, *participles(word)[:2]) if x)
+    )
     taken = set(taken)
     params: list[ParamDraft] = []
     effects: list[Effect] = []
@@ -524,8 +696,15 @@ def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: se
         desc = first_sentence(s.get("description"), 160) or _pdesc(byname.get(k), "")
         fname = next((c for c in [n, *(f"{x}_{n}" for x in nouns)] if c in ent.fields), None)
         sf = status_field(ent)
-        if fname is None and sf is not None and sf.enum and n.endswith("status") and isinstance(s.get("enum"), list) \
-                and s["enum"] and set(s["enum"]) <= set(sf.enum):
+        if (
+            fname is None
+            and sf is not None
+            and sf.enum
+            and n.endswith("status")
+            and isinstance(s.get("enum"), list)
+            and s["enum"]
+            and set(s["enum"]) <= set(sf.enum)
+        ):
             fname = sf.name  # report {result_status: final}: the argument is the new status
         if fname is not None:
             # read-only in the entity's schema is fine: this operation is how the field gets written
@@ -533,8 +712,14 @@ def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: se
             if fname == ent.pk or fname in taken or SERVER_SET.search(fname):
                 continue
             taken.add(fname)
-            params.append(ParamDraft(n, fname, required=k in req or n == word or fname == word,
-                                     description=desc or f.description or f"New {_h(fname)}."))
+            params.append(
+                ParamDraft(
+                    n,
+                    fname,
+                    required=k in req or n == word or fname == word,
+                    description=desc or f.description or f"New {_h(fname)}.",
+                )
+            )
             effects.append(Effect(field=fname, param=n))
             notes.append(f"writes {fname} from {n}" if fname != n else f"writes {fname}")
             continue
@@ -547,12 +732,26 @@ def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: se
         if target is None:
             continue
         taken.add(target)
-        params.append(ParamDraft(n, "", required=True, ftype=ftype, minimum=0 if sign < 0 else None,
-                                 description=desc or f"Amount to {'take off' if sign < 0 else 'add to'} {_h(target)}."))
+        params.append(
+            ParamDraft(
+                n,
+                "",
+                required=True,
+                ftype=ftype,
+                minimum=0 if sign < 0 else None,
+                description=desc or f"Amount to {'take off' if sign < 0 else 'add to'} {_h(target)}.",
+            )
+        )
         effects.append(Effect(field=target, increment_param=n, negate_param=sign < 0))
         if sign < 0:
-            conds.append(Condition(field=target, op="gte", value_param=n,
-                                   message=f"{n} is more than the {_h(target)} ({target}) left"))
+            conds.append(
+                Condition(
+                    field=target,
+                    op="gte",
+                    value_param=n,
+                    message=f"{n} is more than the {_h(target)} ({target}) left",
+                )
+            )
             notes.append(f"lowers {target} by {n}; fails if {n} is more than {target}")
         else:
             notes.append(f"adds {n} to {target} (negative to lower it)")
@@ -586,8 +785,14 @@ def create_effects(t: ToolDraft, ent: EntityDraft) -> None:
                 f.default = init
             else:
                 t.effects.append(Effect(field=f.name, set=init))
-        elif f.name in ("created_at", "updated_at", "created", "date_created", "creation_date", "created_on") \
-                and f.type in (FieldType.datetime, FieldType.date):
+        elif f.name in (
+            "created_at",
+            "updated_at",
+            "created",
+            "date_created",
+            "creation_date",
+            "created_on",
+        ) and f.type in (FieldType.datetime, FieldType.date):
             t.effects.append(Effect(field=f.name, now=True))
         elif not f.nullable:
             f.nullable = True

@@ -37,8 +37,11 @@ _MAX_REDIRECTS = 5
 _MAX_LISTED = 2000  # skipped URLs listed in the manifest at most; the rest are counted
 _MAX_SEGMENT = 100  # characters of one local path segment (file systems stop at 255 bytes)
 _DOC_TYPES = {"json": ".json", "yaml": ".yaml", "markdown": ".md", "html": ".html"}
-_SKIP_EXT = re.compile(r"\.(png|jpe?g|gif|svg|ico|webp|bmp|css|js|mjs|map|woff2?|ttf|eot|otf|pdf|zip|gz|"
-                       r"tgz|tar|mp4|mp3|wav|webm|avi|mov|exe|dmg|wasm)$", re.I)
+_SKIP_EXT = re.compile(
+    r"\.(png|jpe?g|gif|svg|ico|webp|bmp|css|js|mjs|map|woff2?|ttf|eot|otf|pdf|zip|gz|"
+    r"tgz|tar|mp4|mp3|wav|webm|avi|mov|exe|dmg|wasm)$",
+    re.I,
+)
 
 
 @dataclass
@@ -74,14 +77,21 @@ class CrawlResult:
             self.unlisted += 1
 
     def manifest(self) -> dict[str, Any]:
-        return {"start_url": self.start_url, "prefix": self.prefix,
-                "pages": [asdict(p) for p in self.pages], "skipped": self.skipped, "skipped_unlisted": self.unlisted,
-                "refused": self.refused, "bytes_total": self.bytes_total, "requests": self.requests,
-                "limit_hit": self.limit_hit}
+        return {
+            "start_url": self.start_url,
+            "prefix": self.prefix,
+            "pages": [asdict(p) for p in self.pages],
+            "skipped": self.skipped,
+            "skipped_unlisted": self.unlisted,
+            "refused": self.refused,
+            "bytes_total": self.bytes_total,
+            "requests": self.requests,
+            "limit_hit": self.limit_hit,
+        }
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def _remove_dot_segments(path: str) -> str:
@@ -127,8 +137,14 @@ def _sniff(content_type: str, url: str, data: bytes) -> str | None:
     path = urlsplit(url).path.lower()
     ext = os.path.splitext(path)[1]
     if ct.startswith(("image/", "audio/", "video/", "font/")) or ct in (
-            "application/pdf", "application/zip", "application/octet-stream", "text/css",
-            "application/javascript", "text/javascript", "application/wasm"):
+        "application/pdf",
+        "application/zip",
+        "application/octet-stream",
+        "text/css",
+        "application/javascript",
+        "text/javascript",
+        "application/wasm",
+    ):
         if ct != "application/octet-stream" or b"\x00" in data[:4096]:
             return None
     if b"\x00" in data[:4096]:
@@ -186,20 +202,30 @@ def _short(segment: str) -> str:
         return segment
     root, ext = os.path.splitext(segment)
     ext = ext if len(ext) <= 10 else ""
-    return f"{root[:_MAX_SEGMENT - 20]}_{hashlib.sha256(segment.encode()).hexdigest()[:8]}{ext}"
+    return f"{root[: _MAX_SEGMENT - 20]}_{hashlib.sha256(segment.encode()).hexdigest()[:8]}{ext}"
 
 
 def _local_name(url: str, prefix: str, kind: str, taken: set[str]) -> str:
-    rel = url[len(prefix):] if url.startswith(prefix) else urlsplit(url).path.lstrip("/")
+    rel = url[len(prefix) :] if url.startswith(prefix) else urlsplit(url).path.lstrip("/")
     rel, _, query = rel.partition("?")
-    parts = [re.sub(r"[^\w.@+-]", "_", unquote(p)) for p in PurePosixPath(rel).parts if p not in ("", ".", "..")]
+    parts = [
+        re.sub(r"[^\w.@+-]", "_", unquote(p)) for p in PurePosixPath(rel).parts if p not in ("", ".", "..")
+    ]
     parts = [_short(p.lstrip(".") or "_") for p in parts][-20:]  # no deeper than 20 folders
     if not parts or url.split("?")[0].endswith("/"):
         parts.append("index")
     stem = parts[-1]
     if query:
         stem += "_" + hashlib.sha256(query.encode()).hexdigest()[:8]
-    if os.path.splitext(stem)[1].lower() not in (".json", ".yaml", ".yml", ".md", ".markdown", ".html", ".htm"):
+    if os.path.splitext(stem)[1].lower() not in (
+        ".json",
+        ".yaml",
+        ".yml",
+        ".md",
+        ".markdown",
+        ".html",
+        ".htm",
+    ):
         stem += _DOC_TYPES[kind]
     parts[-1] = _short(stem)
     name = "/".join(parts)
@@ -229,9 +255,17 @@ def _replace_dir(tmp: Path, out_dir: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def crawl(url: str, out_dir: str | os.PathLike[str], *, max_depth: int = 3, max_pages: int = 200,
-          max_bytes: int = 50_000_000, timeout: float = 10.0, deadline: float = 300.0,
-          client: httpx.Client | None = None) -> CrawlResult:
+def crawl(
+    url: str,
+    out_dir: str | os.PathLike[str],
+    *,
+    max_depth: int = 3,
+    max_pages: int = 200,
+    max_bytes: int = 50_000_000,
+    timeout: float = 10.0,
+    deadline: float = 300.0,
+    client: httpx.Client | None = None,
+) -> CrawlResult:
     """Fetch ``url`` and the documentation it links to under its prefix into ``out_dir``.
 
     Follows HTML ``<a href>`` links, Markdown links and relative-file ``$ref``s that
@@ -248,22 +282,40 @@ def crawl(url: str, out_dir: str | os.PathLike[str], *, max_depth: int = 3, max_
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise IngestError(f"{url}: not an http(s) URL")
-    if min(max_depth, max_pages, max_bytes) < 0 or min(max_pages, max_bytes) == 0 or timeout <= 0 or deadline <= 0:
+    if (
+        min(max_depth, max_pages, max_bytes) < 0
+        or min(max_pages, max_bytes) == 0
+        or timeout <= 0
+        or deadline <= 0
+    ):
         raise IngestError(f"{url}: crawl limits must be positive (max_depth may be 0)")
     url = normalize_url(urldefrag(url)[0])
     out = Path(out_dir)
     result = CrawlResult(start_url=url, prefix=_prefix_of(url), out_dir=out)
     own_client = client is None
-    http = client or httpx.Client(timeout=timeout, follow_redirects=False,
-                                  headers={"User-Agent": "envfactory-crawler", "Accept-Encoding": _ACCEPT_ENCODING})
+    http = client or httpx.Client(
+        timeout=timeout,
+        follow_redirects=False,
+        headers={"User-Agent": "envfactory-crawler", "Accept-Encoding": _ACCEPT_ENCODING},
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    limits = {"max_depth": max_depth, "max_pages": max_pages, "max_bytes": max_bytes, "timeout": timeout,
-              "deadline": deadline}
+    limits = {
+        "max_depth": max_depth,
+        "max_pages": max_pages,
+        "max_bytes": max_bytes,
+        "timeout": timeout,
+        "deadline": deadline,
+    }
     try:
         _Crawl(http, result, tmp, limits).run()
-        (tmp / MANIFEST_NAME).write_text(json.dumps({**result.manifest(), "fetched_at": _now(), "limits": limits},
-                                                    indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        (tmp / MANIFEST_NAME).write_text(
+            json.dumps(
+                {**result.manifest(), "fetched_at": _now(), "limits": limits}, indent=2, sort_keys=False
+            )
+            + "\n",
+            encoding="utf-8",
+        )
         _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -309,7 +361,9 @@ class _Crawl:
             if kind is None:
                 result.skip(final_url, f"not documentation ({content_type or 'unknown type'})")
                 if page_url == start:
-                    raise IngestError(f"{start}: start page is not documentation ({content_type or 'unknown type'})")
+                    raise IngestError(
+                        f"{start}: start page is not documentation ({content_type or 'unknown type'})"
+                    )
                 continue
             self._store(final_url, kind, data, depth)
             if depth < self.limits["max_depth"]:
@@ -321,8 +375,17 @@ class _Crawl:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         self.result.bytes_total += len(data)
-        self.result.pages.append(CrawledPage(url=url, file=name, sha256=hashlib.sha256(data).hexdigest(),
-                                             content_type=kind, bytes=len(data), depth=depth, fetched_at=_now()))
+        self.result.pages.append(
+            CrawledPage(
+                url=url,
+                file=name,
+                sha256=hashlib.sha256(data).hexdigest(),
+                content_type=kind,
+                bytes=len(data),
+                depth=depth,
+                fetched_at=_now(),
+            )
+        )
 
     def _follow(self, links: list[str], depth: int) -> None:
         result, cap = self.result, self.limits["max_pages"]
@@ -351,11 +414,15 @@ def _fetch(c: _Crawl, url: str) -> tuple[str, str, bytes] | None:
             return None
         result.requests += 1
         try:
-            with c.http.stream("GET", current, timeout=min(c.limits["timeout"], left), follow_redirects=False) as resp:
+            with c.http.stream(
+                "GET", current, timeout=min(c.limits["timeout"], left), follow_redirects=False
+            ) as resp:
                 if resp.is_redirect:
                     nxt = normalize_url(urldefrag(urljoin(current, resp.headers.get("location", "")))[0])
                     if not _under(nxt, result.prefix):
-                        result.refused.append({"url": current, "reason": f"redirect to {nxt} leaves {result.prefix}"})
+                        result.refused.append(
+                            {"url": current, "reason": f"redirect to {nxt} leaves {result.prefix}"}
+                        )
                         return None
                     current = nxt
                     continue
@@ -405,7 +472,12 @@ def _read_body(c: _Crawl, resp: httpx.Response, url: str) -> bytes | None:
 # gigabytes in one call. These yield at most _STEP bytes at a time, so the byte limit stops a bomb.
 
 _STEP = 1 << 16
-_DECODERS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS, "identity": 0}
+_DECODERS = {
+    "gzip": 16 + zlib.MAX_WBITS,
+    "x-gzip": 16 + zlib.MAX_WBITS,
+    "deflate": zlib.MAX_WBITS,
+    "identity": 0,
+}
 _ACCEPT_ENCODING = "gzip, deflate"
 
 
@@ -452,15 +524,26 @@ def _copy_into(tmp: Path, files: list[tuple[Path, str]], source: str) -> list[di
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target)
         data = target.read_bytes()
-        entries.append({"url": (Path(source) / name).as_posix() if Path(source).is_dir() else source,
-                        "file": name, "sha256": hashlib.sha256(data).hexdigest(),
-                        "content_type": _sniff("", name, data) or "unknown", "bytes": len(data),
-                        "depth": 0, "fetched_at": _now()})
+        entries.append(
+            {
+                "url": (Path(source) / name).as_posix() if Path(source).is_dir() else source,
+                "file": name,
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "content_type": _sniff("", name, data) or "unknown",
+                "bytes": len(data),
+                "depth": 0,
+                "fetched_at": _now(),
+            }
+        )
     return entries
 
 
-def ingest(source: str | os.PathLike[str], domain: str, resources_root: str | os.PathLike[str] = Path("resources"),
-           **crawl_options: Any) -> Path:
+def ingest(
+    source: str | os.PathLike[str],
+    domain: str,
+    resources_root: str | os.PathLike[str] = Path("resources"),
+    **crawl_options: Any,
+) -> Path:
     """Bring documentation into ``resources_root/<domain>/`` and return that folder.
 
     SOURCE is an http(s) URL (crawled; the folder is replaced), a folder (copied; the
@@ -482,9 +565,13 @@ def ingest(source: str | os.PathLike[str], domain: str, resources_root: str | os
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
     try:
         if path.is_dir():
-            files = sorted((p, p.relative_to(path).as_posix()) for p in path.rglob("*")
-                           if p.is_file() and p.name != MANIFEST_NAME
-                           and not any(x.startswith(".") for x in p.relative_to(path).parts))
+            files = sorted(
+                (p, p.relative_to(path).as_posix())
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.name != MANIFEST_NAME
+                and not any(x.startswith(".") for x in p.relative_to(path).parts)
+            )
             if not files:
                 raise IngestError(f"{path}: folder holds no files")
             entries = _copy_into(tmp, files, str(path))
@@ -493,12 +580,18 @@ def ingest(source: str | os.PathLike[str], domain: str, resources_root: str | os
             if dest.is_dir():  # keep what is there; the new file replaces one of its name
                 old_manifest = dest / MANIFEST_NAME
                 try:
-                    old = json.loads(old_manifest.read_text(encoding="utf-8")) if old_manifest.is_file() else {}
+                    old = (
+                        json.loads(old_manifest.read_text(encoding="utf-8")) if old_manifest.is_file() else {}
+                    )
                 except ValueError:  # a damaged manifest: the files are kept, their old entries are not
                     old = {}
                 if not isinstance(old, dict):
                     old = {}
-                keep = [p for p in dest.rglob("*") if p.is_file() and p.name != MANIFEST_NAME and p.name != path.name]
+                keep = [
+                    p
+                    for p in dest.rglob("*")
+                    if p.is_file() and p.name != MANIFEST_NAME and p.name != path.name
+                ]
                 for p in keep:
                     t = tmp / p.relative_to(dest)
                     t.parent.mkdir(parents=True, exist_ok=True)
@@ -506,8 +599,14 @@ def ingest(source: str | os.PathLike[str], domain: str, resources_root: str | os
                 kept = {p.relative_to(dest).as_posix() for p in keep}
                 entries = [e for e in old.get("pages", []) if e.get("file") in kept]
             entries += _copy_into(tmp, [(path, path.name)], str(path))
-        manifest = {"start_url": str(path), "prefix": str(path), "pages": entries, "skipped": [],
-                    "refused": [], "fetched_at": _now()}
+        manifest = {
+            "start_url": str(path),
+            "prefix": str(path),
+            "pages": entries,
+            "skipped": [],
+            "refused": [],
+            "fetched_at": _now(),
+        }
         (tmp / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         _replace_dir(tmp, dest)
     except OSError as e:

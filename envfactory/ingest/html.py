@@ -17,8 +17,22 @@ from envfactory.ingest.model import ApiDoc
 __all__ = ["read_html", "html_to_markdown"]
 
 _SKIP = {"script", "style", "noscript", "svg", "nav", "footer", "template", "head", "iframe", "form"}
-_BLOCKS = {"p", "div", "section", "article", "main", "header", "aside", "blockquote", "body", "html",
-           "details", "summary", "figure", "span"}
+_BLOCKS = {
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "aside",
+    "blockquote",
+    "body",
+    "html",
+    "details",
+    "summary",
+    "figure",
+    "span",
+}
 
 
 def _inline(node: Any) -> str:
@@ -45,7 +59,7 @@ def _code_lang(pre: Tag) -> str:
             for cls in el.get("class") or []:
                 for prefix in ("language-", "lang-", "highlight-"):
                     if cls.startswith(prefix):
-                        return cls[len(prefix):].lower()
+                        return cls[len(prefix) :].lower()
                 if cls.lower() in ("json", "http", "shell", "bash", "yaml"):
                     return cls.lower()
     return ""
@@ -60,8 +74,7 @@ def _table(table: Tag) -> list[str]:
     if len(rows) < 2:
         return []
     width = max(len(r) for r in rows)
-    out = ["| " + " | ".join(rows[0] + [""] * (width - len(rows[0]))) + " |",
-           "|" + "---|" * width]
+    out = ["| " + " | ".join(rows[0] + [""] * (width - len(rows[0]))) + " |", "|" + "---|" * width]
     out += ["| " + " | ".join(r + [""] * (width - len(r))) + " |" for r in rows[1:]]
     return out
 
@@ -104,9 +117,12 @@ def _emit(node: Any, out: list[str]) -> None:
     elif name == "code":  # a lone <code> block outside <pre>
         out.append(_clean(_inline(node)))
     else:
-        if any(isinstance(c, Tag) and c.name not in ("a", "b", "strong", "em", "i", "code", "span", "br",
-                                                      "small", "sup", "sub", "kbd")
-               for c in node.children):
+        if any(
+            isinstance(c, Tag)
+            and c.name
+            not in ("a", "b", "strong", "em", "i", "code", "span", "br", "small", "sup", "sub", "kbd")
+            for c in node.children
+        ):
             for c in node.children:
                 _emit(c, out)
         else:

@@ -30,23 +30,52 @@ _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
 _STATUS = re.compile(r"\b([1-5]\d\d)\b")
 _ANCHOR = re.compile(r"\s*\{#([\w-]+)\}\s*$")
 _BULLET_PARAM = re.compile(
-    r"^\s*[-*+]\s+`([A-Za-z_][\w.\[\]:-]*)`\s*(?:\(([^)]*)\))?\s*(?:[-–—:]\s*|\s+)?(.*)$")
+    r"^\s*[-*+]\s+`([A-Za-z_][\w.\[\]:-]*)`\s*(?:\(([^)]*)\))?\s*(?:[-–—:]\s*|\s+)?(.*)$"
+)
 _BULLET_PLAIN = re.compile(r"^\s*[-*+]\s+\*{0,2}([A-Za-z_][\w.\[\]-]*)\*{0,2}\s+[-–—:]\s+(.*)$")
 _DEF_TERM = re.compile(r"^:?[A-Za-z_][\w.\[\]-]*$")
 _SHORTCODE = re.compile(r"\{\{[<%]\s*/?\s*([\w-]+)[^>%]*[>%]\}\}")
-_TYPE_WORDS = {"string": "string", "integer": "integer", "int": "integer", "number": "number",
-               "float": "number", "boolean": "boolean", "bool": "boolean", "hash": "object",
-               "object": "object", "array": "array", "date": "string", "datetime": "string"}
+_TYPE_WORDS = {
+    "string": "string",
+    "integer": "integer",
+    "int": "integer",
+    "number": "number",
+    "float": "number",
+    "boolean": "boolean",
+    "bool": "boolean",
+    "hash": "object",
+    "object": "object",
+    "array": "array",
+    "date": "string",
+    "datetime": "string",
+}
 _WRITE = {"post", "put", "patch"}
-_HEADERS = {"authorization", "idempotency-key", "content-type", "accept", "user-agent", "if-match",
-            "if-none-match", "cookie", "accept-language"}
+_HEADERS = {
+    "authorization",
+    "idempotency-key",
+    "content-type",
+    "accept",
+    "user-agent",
+    "if-match",
+    "if-none-match",
+    "cookie",
+    "accept-language",
+}
 
 
 def singular(word: str) -> str:
     """Cheap English singular for resource names in paths (todolists -> todolist)."""
     w = word.lower()
-    irregular = {"people": "person", "children": "child", "men": "man", "women": "woman",
-                 "data": "data", "media": "media", "news": "news", "series": "series"}
+    irregular = {
+        "people": "person",
+        "children": "child",
+        "men": "man",
+        "women": "woman",
+        "data": "data",
+        "media": "media",
+        "news": "news",
+        "series": "series",
+    }
     if w in irregular:
         return irregular[w]
     if w.endswith("ies") and len(w) > 4:
@@ -136,7 +165,7 @@ class _Op:
 
 def _parse_json_block(text: str) -> Any:
     t = text.strip()
-    if not t or t[0] not in "{[\"":
+    if not t or t[0] not in '{["':
         return _NOPE
     for candidate in (t, "{" + t + "}"):
         try:
@@ -171,7 +200,10 @@ def _type_of(desc: str) -> tuple[dict[str, Any], str]:
 def _guess_schema(name: str, desc: str) -> dict[str, Any]:
     d = desc.lower()
     if "array" in d or name.endswith(("_ids", "[]")):
-        return {"type": "array", "items": {"type": "integer" if name.endswith(("_ids", "_ids[]")) else "string"}}
+        return {
+            "type": "array",
+            "items": {"type": "integer" if name.endswith(("_ids", "_ids[]")) else "string"},
+        }
     if "when set to `true`" in desc or "when set to true" in d or "boolean" in d:
         return {"type": "boolean"}
     if "date-time" in d or "datetime" in d or name.endswith("_at"):
@@ -204,6 +236,7 @@ def _routes_as_text(text: str) -> str:
     """MDX ``<Route method="GET">/path</Route>`` -> ``GET /path`` (links inside the path unwrapped)."""
     if "<Route" not in text and "<route" not in text:
         return text
+
     def one(m: re.Match) -> str:
         return m.group(1).upper() + " " + _MD_LINK.sub(lambda x: x.group(1), m.group(2)).strip()
 
@@ -255,7 +288,12 @@ class _Parser:
             m = _HEADING.match(line)
             if m:
                 level, htext = len(m.group(1)), m.group(2)
-            elif nxt.strip() and re.fullmatch(r"=+|-+", nxt.strip()) and line.strip() and not line.startswith(("-", "*", "|")):
+            elif (
+                nxt.strip()
+                and re.fullmatch(r"=+|-+", nxt.strip())
+                and line.strip()
+                and not line.startswith(("-", "*", "|"))
+            ):
                 level, htext = (1 if nxt.strip()[0] == "=" else 2), line.strip()
                 i += 1
             if level:
@@ -281,7 +319,7 @@ class _Parser:
             em = _AT_START.match(line)  # an endpoint line
             if em:
                 op = self._new_op(em.group(1), em.group(2), sec.heading, sec.anchor, not sec.ops)
-                prose = _strip_md(line[em.end():]).strip(" -:→")
+                prose = _strip_md(line[em.end() :]).strip(" -:→")
                 if len(prose) > 3 and not prose.startswith(("[", "HTTP/")):
                     op.description.append(_strip_md(line).lstrip("-*+ "))
                 link = re.search(r"\]\((#[\w-]+)\)", line)
@@ -292,7 +330,7 @@ class _Parser:
                 continue
             i = self._section_line(i, sec) if sec.ops else i + 1
 
-    def _heading(self, level: int, htext: str, sec: "_Section") -> None:
+    def _heading(self, level: int, htext: str, sec: _Section) -> None:
         am = _ANCHOR.search(htext)
         htext_clean = _strip_md(_ANCHOR.sub("", htext))
         ep = _ENDPOINT.search(htext)
@@ -313,9 +351,11 @@ class _Parser:
         if sec.ops:
             st = _STATUS.search(htext_clean)
             if st:
-                sec.ops[0].response_desc.setdefault(st.group(1), _strip_md(_STATUS.sub("", htext_clean, 1)).strip(": "))
+                sec.ops[0].response_desc.setdefault(
+                    st.group(1), _strip_md(_STATUS.sub("", htext_clean, 1)).strip(": ")
+                )
 
-    def _section_line(self, i: int, sec: "_Section") -> int:
+    def _section_line(self, i: int, sec: _Section) -> int:
         """One line inside an endpoint's section (parameters, tables, statuses, prose); the next index."""
         lines = self.lines
         line = lines[i]
@@ -323,7 +363,10 @@ class _Parser:
         op = sec.ops[0]
         low = _strip_md(line).lower()
         # "**Required parameters**: `content` for what ..." / "_Optional query parameters_:"
-        label = re.match(r"^\s*(?:\*\*|_)?([A-Za-z ]*parameters?[A-Za-z ]*)(?:\*\*|_)?\s*:?\s*(?:\*\*|_)?\s*:?\s*(.*)$", line)
+        label = re.match(
+            r"^\s*(?:\*\*|_)?([A-Za-z ]*parameters?[A-Za-z ]*)(?:\*\*|_)?\s*:?\s*(?:\*\*|_)?\s*:?\s*(.*)$",
+            line,
+        )
         if label and "parameter" in label.group(1).lower() and len(label.group(1)) < 40:
             sec.context = label.group(1).lower()
             sec.pending_required = "required" in sec.context
@@ -333,7 +376,14 @@ class _Parser:
             return i + 1
         pm = _BULLET_PARAM.match(line)
         if pm and not _ENDPOINT.search(line):
-            self._param(op, pm.group(1), _strip_md(pm.group(3)), sec.context, sec.pending_required, hint=pm.group(2) or "")
+            self._param(
+                op,
+                pm.group(1),
+                _strip_md(pm.group(3)),
+                sec.context,
+                sec.pending_required,
+                hint=pm.group(2) or "",
+            )
             return i + 1
         pm = _BULLET_PLAIN.match(line)
         if pm and sec.context and "param" in sec.context:
@@ -342,8 +392,12 @@ class _Parser:
         if _DEF_TERM.match(line.strip()) and nxt.startswith(": "):
             desc_lines = [nxt[2:]]
             j = i + 2
-            while j < len(lines) and lines[j].strip() and not lines[j].startswith(": ") \
-                    and desc_lines[-1].rstrip().endswith("\\"):
+            while (
+                j < len(lines)
+                and lines[j].strip()
+                and not lines[j].startswith(": ")
+                and desc_lines[-1].rstrip().endswith("\\")
+            ):
                 desc_lines.append(lines[j])
                 j += 1
             self._param(op, line.strip(), _strip_md(" ".join(desc_lines)), sec.context, False)
@@ -359,8 +413,12 @@ class _Parser:
         for st in re.findall(r"\b(?:return|returns|respond|responds)\b[^.]*?`?\b([1-5]\d\d)\b", line, re.I):
             if st not in op.statuses:
                 op.statuses.append(st)
-        if line.strip() and not op.description and not line.lstrip().startswith(("*", "-", "|", "#")) \
-                and "example" not in low:
+        if (
+            line.strip()
+            and not op.description
+            and not line.lstrip().startswith(("*", "-", "|", "#"))
+            and "example" not in low
+        ):
             op.description.append(_strip_md(line))
         return i + 1
 
@@ -368,10 +426,18 @@ class _Parser:
     def _is_label(text: str) -> bool:
         low = text.lower()
         # whole label headings only ("Returns", "Example response"), not "Return a book"
-        return bool(re.match(r"^(examples?|request|response|parameters?|headers?|query|path|form|body|returns?|"
-                             r"copy as|sample|\d{3})(\s+(example|examples|body|parameters?|response|request|"
-                             r"fields?|schema|json))*\s*:?$", low)) or bool(
-            re.match(r"^(example|sample) (request|response)", low)) or "parameters" in low
+        return (
+            bool(
+                re.match(
+                    r"^(examples?|request|response|parameters?|headers?|query|path|form|body|returns?|"
+                    r"copy as|sample|\d{3})(\s+(example|examples|body|parameters?|response|request|"
+                    r"fields?|schema|json))*\s*:?$",
+                    low,
+                )
+            )
+            or bool(re.match(r"^(example|sample) (request|response)", low))
+            or "parameters" in low
+        )
 
     def _new_op(self, method: str, path: str, summary: str, anchor: str, primary: bool) -> _Op:
         op = _Op(method=method.lower(), raw_path=path, summary=summary, anchor=anchor, primary=primary)
@@ -406,12 +472,23 @@ class _Parser:
             schema = _guess_schema(name, desc)
         key = (name, loc)
         if key not in op.params:
-            op.params[key] = Parameter(name=name, location=loc, description=rest.strip() or desc,  # type: ignore[arg-type]
-                                       required=required or loc == "path", schema=schema)
+            op.params[key] = Parameter(
+                name=name,
+                location=loc,
+                description=rest.strip() or desc,  # type: ignore[arg-type]
+                required=required or loc == "path",
+                schema=schema,
+            )
 
     def _table_param(self, op: _Op, row: dict[str, str], context: str) -> None:
-        name = next((row[k] for k in ("name", "parameter", "param", "field", "attribute", "argument", "key")
-                     if row.get(k)), "")
+        name = next(
+            (
+                row[k]
+                for k in ("name", "parameter", "param", "field", "attribute", "argument", "key")
+                if row.get(k)
+            ),
+            "",
+        )
         name = name.split()[0] if name else ""
         if not re.fullmatch(r":?[A-Za-z_][\w.\[\]-]*", name):
             return
@@ -424,8 +501,9 @@ class _Parser:
         hint = typ.replace("required", "").replace(",", "").strip()
         self._param(op, name, desc, ctx, required, hint=hint)
 
-    def _code_block(self, lang: str, body: list[str], section_ops: list[_Op], heading: str,
-                    anchor: str, context: str) -> None:
+    def _code_block(
+        self, lang: str, body: list[str], section_ops: list[_Op], heading: str, anchor: str, context: str
+    ) -> None:
         first = next((b for b in body if b.strip()), "")
         em = _AT_START.match(first)
         if em and lang not in ("json", "javascript", "js"):
@@ -460,18 +538,34 @@ class _Parser:
         for op in self.ops:
             src = by_anchor.get(op.link) if op.link else None
             if src is not None and src is not op:  # "legacy route -> [Get to-dos](#get-to-dos)"
-                op = _Op(method=op.method, raw_path=op.raw_path, summary=src.summary, anchor="",
-                         description=src.description, params=src.params,
-                         request_examples=src.request_examples, responses=src.responses,
-                         response_desc=src.response_desc, statuses=src.statuses, primary=False)
+                op = _Op(
+                    method=op.method,
+                    raw_path=op.raw_path,
+                    summary=src.summary,
+                    anchor="",
+                    description=src.description,
+                    params=src.params,
+                    request_examples=src.request_examples,
+                    responses=src.responses,
+                    response_desc=src.response_desc,
+                    statuses=src.statuses,
+                    primary=False,
+                )
             operation = self._operation(op)
             if operation.key in seen:
                 continue
             seen[operation.key] = operation
             out.append(operation)
         base = self._base_url(out)
-        return ApiDoc(title=self.title or self.source.rsplit("/", 1)[-1], description=self.description,
-                      source=self.source, format=fmt, base_url=base, operations=out, warnings=self.warnings)
+        return ApiDoc(
+            title=self.title or self.source.rsplit("/", 1)[-1],
+            description=self.description,
+            source=self.source,
+            format=fmt,
+            base_url=base,
+            operations=out,
+            warnings=self.warnings,
+        )
 
     def _base_url(self, ops: list[Operation]) -> str | None:
         for url in self.base_urls:
@@ -480,7 +574,10 @@ class _Parser:
                 if len(raw) > 1 and url.split("?")[0].endswith(raw):
                     base = url.split("?")[0][: -len(raw)]
                     # curl samples write account ids as shell variables: $ACCOUNT_ID -> {account_id}
-                    return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: "{" + m.group(1).lower() + "}", base) or None
+                    return (
+                        re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: "{" + m.group(1).lower() + "}", base)
+                        or None
+                    )
         return None
 
     def _operation(self, op: _Op) -> Operation:
@@ -490,8 +587,11 @@ class _Parser:
             documented = op.params.get((name, "path"))
             if documented is None and name == "id":
                 documented = next((p for (n, loc), p in op.params.items() if loc == "path"), None)
-            params.append(documented.model_copy(update={"name": name, "required": True}) if documented
-                          else Parameter(name=name, location="path", required=True, schema={"type": typ}))
+            params.append(
+                documented.model_copy(update={"name": name, "required": True})
+                if documented
+                else Parameter(name=name, location="path", required=True, schema={"type": typ})
+            )
         for (name, loc), p in op.params.items():
             if loc != "path":
                 params.append(p)
@@ -518,28 +618,52 @@ class _Parser:
                 if req:
                     body["required"] = req
             if isinstance(example, dict):  # the example knows the real type better than prose
-                params = [p.model_copy(update={"schema_": infer_schema(example[p.name]), "example": example[p.name]})
-                          if p.location == "body" and p.name in example and example[p.name] is not None else p
-                          for p in params]
+                params = [
+                    p.model_copy(
+                        update={"schema_": infer_schema(example[p.name]), "example": example[p.name]}
+                    )
+                    if p.location == "body" and p.name in example and example[p.name] is not None
+                    else p
+                    for p in params
+                ]
         elif isinstance(body, dict) and isinstance(body.get("properties"), dict):
-            params += [Parameter(name=k, location="body", schema=v,
-                                 example=example.get(k) if isinstance(example, dict) else None)
-                       for k, v in body["properties"].items()]
+            params += [
+                Parameter(
+                    name=k,
+                    location="body",
+                    schema=v,
+                    example=example.get(k) if isinstance(example, dict) else None,
+                )
+                for k, v in body["properties"].items()
+            ]
         responses: list[Response] = []
         for status, examples in op.responses.items():
             schema = infer_schema(examples[0])
             for ex in examples[1:]:
                 schema = merge_schemas(schema, infer_schema(ex))
-            responses.append(Response(status=status, description=op.response_desc.get(status, ""),
-                                      schema=schema, example=examples[0]))
+            responses.append(
+                Response(
+                    status=status,
+                    description=op.response_desc.get(status, ""),
+                    schema=schema,
+                    example=examples[0],
+                )
+            )
         for status in op.statuses + list(op.response_desc):
             if status not in op.responses and all(r.status != status for r in responses):
                 responses.append(Response(status=status, description=op.response_desc.get(status, "")))
         responses.sort(key=lambda r: r.status)
-        return Operation(method=op.method, path=path, summary=op.summary,  # type: ignore[arg-type]
-                         operation_id=re.sub(r"\W+", "_", op.anchor).strip("_") or None if op.primary else None,
-                         description=" ".join(op.description), parameters=params, request_body=body,
-                         request_example=example, responses=responses)
+        return Operation(
+            method=op.method,
+            path=path,
+            summary=op.summary,  # type: ignore[arg-type]
+            operation_id=re.sub(r"\W+", "_", op.anchor).strip("_") or None if op.primary else None,
+            description=" ".join(op.description),
+            parameters=params,
+            request_body=body,
+            request_example=example,
+            responses=responses,
+        )
 
 
 def read_markdown(text: str, source: str, *, format: Literal["markdown", "html"] = "markdown") -> ApiDoc:

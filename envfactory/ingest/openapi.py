@@ -23,24 +23,52 @@ __all__ = ["read_openapi", "MAX_SCHEMA_DEPTH"]
 MAX_SCHEMA_DEPTH = 6
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _SCHEMA_MAPS = ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas")
-_SCHEMA_ONE = ("items", "additionalProperties", "not", "contains", "additionalItems",
-               "propertyNames", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems")
+_SCHEMA_ONE = (
+    "items",
+    "additionalProperties",
+    "not",
+    "contains",
+    "additionalItems",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+)
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-_PARAM_SCHEMA_KEYS = ("type", "format", "items", "enum", "default", "minimum", "maximum",
-                      "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
-                      "pattern", "minItems", "maxItems", "uniqueItems", "multipleOf",
-                      "collectionFormat")
+_PARAM_SCHEMA_KEYS = (
+    "type",
+    "format",
+    "items",
+    "enum",
+    "default",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "multipleOf",
+    "collectionFormat",
+)
 
 
 def _json_media(content: Any) -> tuple[str | None, dict[str, Any] | None]:
     """Pick the media type a client would send/expect: JSON first, then forms."""
     if not isinstance(content, dict) or not content:
         return None, None
-    for pred in (lambda m: m.split(";")[0].strip() == "application/json",
-                 lambda m: "json" in m,
-                 lambda m: m.startswith("application/x-www-form-urlencoded"),
-                 lambda m: m.startswith("multipart/form-data"),
-                 lambda m: True):
+    for pred in (
+        lambda m: m.split(";")[0].strip() == "application/json",
+        lambda m: "json" in m,
+        lambda m: m.startswith("application/x-www-form-urlencoded"),
+        lambda m: m.startswith("multipart/form-data"),
+        lambda m: True,
+    ):
         for mime, media in content.items():
             if isinstance(mime, str) and pred(mime.lower()):
                 return mime, media if isinstance(media, dict) else {}
@@ -48,8 +76,9 @@ def _json_media(content: Any) -> tuple[str | None, dict[str, Any] | None]:
 
 
 class _Resolver:
-    def __init__(self, doc: dict[str, Any], max_depth: int, *, inline_free_refs: int = 1,
-                 max_nested_nodes: int = 150):
+    def __init__(
+        self, doc: dict[str, Any], max_depth: int, *, inline_free_refs: int = 1, max_nested_nodes: int = 150
+    ):
         self.doc = doc
         self.max_depth = max_depth
         self.inline_free_refs = inline_free_refs
@@ -239,9 +268,16 @@ def _body_params(body: dict[str, Any] | None, known: set[str]) -> list[Parameter
     for name, s in body["properties"].items():
         if name in known or not isinstance(s, dict):
             continue
-        out.append(Parameter(name=str(name), location="body", required=name in required,
-                             description=str(s.get("description") or ""), schema=s,
-                             example=_schema_example(s)))
+        out.append(
+            Parameter(
+                name=str(name),
+                location="body",
+                required=name in required,
+                description=str(s.get("description") or ""),
+                schema=s,
+                example=_schema_example(s),
+            )
+        )
     return out
 
 
@@ -294,8 +330,13 @@ class _Reader:
             title=_text(info.get("title")) or self.source.rsplit("/", 1)[-1],
             version=str(info.get("version", "") or ""),
             description=_text(info.get("description")),
-            source=self.source, format=fmt, base_url=self._base_url(),
-            operations=ops, schemas=schemas, warnings=self.r.warnings)
+            source=self.source,
+            format=fmt,
+            base_url=self._base_url(),
+            operations=ops,
+            schemas=schemas,
+            warnings=self.r.warnings,
+        )
 
     def _base_url(self) -> str | None:
         doc = self.doc
@@ -346,10 +387,16 @@ class _Reader:
             ex = p.get("example", p.get("x-example"))
             if ex is None and isinstance(p.get("examples"), dict):
                 ex = _first_example({"examples": p["examples"]}, r)
-            params.append(Parameter(name=name, location=loc, description=_text(p.get("description")),
-                                    required=bool(p.get("required")) or loc == "path",
-                                    schema=schema if isinstance(schema, dict) else {},
-                                    example=ex if ex is not None else _schema_example(schema)))
+            params.append(
+                Parameter(
+                    name=name,
+                    location=loc,
+                    description=_text(p.get("description")),
+                    required=bool(p.get("required")) or loc == "path",
+                    schema=schema if isinstance(schema, dict) else {},
+                    example=ex if ex is not None else _schema_example(schema),
+                )
+            )
         if form and body is None:
             body = {"type": "object", "properties": form}
             if form_required:
@@ -365,17 +412,22 @@ class _Reader:
                     example = _schema_example(body)
         params += _body_params(body, {p.name for p in params})
         return Operation(
-            method=method, path=path,
+            method=method,
+            path=path,
             operation_id=raw.get("operationId") if isinstance(raw.get("operationId"), str) else None,
-            summary=_text(raw.get("summary")), description=_text(raw.get("description")),
+            summary=_text(raw.get("summary")),
+            description=_text(raw.get("description")),
             tags=[str(t) for t in raw.get("tags") or [] if isinstance(t, (str, int))],
-            parameters=params, request_body=body if isinstance(body, dict) else None,
-            request_example=example, responses=self._responses(raw.get("responses")),
-            deprecated=bool(raw.get("deprecated")))
+            parameters=params,
+            request_body=body if isinstance(body, dict) else None,
+            request_example=example,
+            responses=self._responses(raw.get("responses")),
+            deprecated=bool(raw.get("deprecated")),
+        )
 
     def _responses(self, raw: Any) -> list[Response]:
         out = []
-        for status, resp in (raw.items() if isinstance(raw, dict) else []):
+        for status, resp in raw.items() if isinstance(raw, dict) else []:
             resp = self.r.deref(resp)
             if not isinstance(resp, dict):
                 resp = {}
@@ -385,8 +437,9 @@ class _Reader:
                     schema = self.r.schema(resp["schema"])
                 exs = resp.get("examples")
                 if isinstance(exs, dict) and exs:
-                    _, example = next(((m, v) for m, v in exs.items() if "json" in str(m)),
-                                      next(iter(exs.items())))
+                    _, example = next(
+                        ((m, v) for m, v in exs.items() if "json" in str(m)), next(iter(exs.items()))
+                    )
             else:
                 _, media = _json_media(resp.get("content"))
                 if media is not None:
@@ -395,8 +448,14 @@ class _Reader:
                     example = _first_example(media, self.r)
             if example is None:
                 example = _schema_example(schema)
-            out.append(Response(status=str(status), description=_text(resp.get("description")),
-                                schema=schema if isinstance(schema, dict) else None, example=example))
+            out.append(
+                Response(
+                    status=str(status),
+                    description=_text(resp.get("description")),
+                    schema=schema if isinstance(schema, dict) else None,
+                    example=example,
+                )
+            )
         return out
 
 

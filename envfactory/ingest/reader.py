@@ -25,9 +25,22 @@ __all__ = ["load_apidoc", "load_apidocs", "document_files", "READERS", "MAX_DOC_
 log = logging.getLogger(__name__)
 
 MAX_DOC_BYTES = 50_000_000
-DOC_SUFFIXES = {".json": "json", ".yaml": "yaml", ".yml": "yaml", ".md": "markdown", ".mdx": "markdown",
-                ".markdown": "markdown", ".html": "html", ".htm": "html"}
-_SKIP_NAMES = {"manifest.json", "README.md", "LICENSE", "LICENSE.md"}  # manifest: written by ingest; READMEs describe the folder
+DOC_SUFFIXES = {
+    ".json": "json",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".md": "markdown",
+    ".mdx": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+}
+_SKIP_NAMES = {
+    "manifest.json",
+    "README.md",
+    "LICENSE",
+    "LICENSE.md",
+}  # manifest: written by ingest; READMEs describe the folder
 
 Kind = Literal["json", "yaml", "markdown", "html"]
 
@@ -61,8 +74,10 @@ _Loader.add_multi_constructor("", _any_tag)
 def _destringify_dates(v: Any) -> Any:
     """Belt and braces for loaders that still produced date objects."""
     if isinstance(v, dict):
-        return {(_destringify_dates(k) if isinstance(k, (_dt.date,)) else k): _destringify_dates(x)
-                for k, x in v.items()}
+        return {
+            (_destringify_dates(k) if isinstance(k, (_dt.date,)) else k): _destringify_dates(x)
+            for k, x in v.items()
+        }
     if isinstance(v, list):
         return [_destringify_dates(x) for x in v]
     if isinstance(v, (_dt.date, _dt.datetime)):
@@ -112,7 +127,12 @@ def sniff(text: str, name: str = "") -> Kind | None:
     low = head.lower()
     if head.startswith(("{", "[")):
         return "json"
-    if low.startswith(("<!doctype html", "<html", "<?xml")) or "<body" in low or "<h1" in low or "<div" in low:
+    if (
+        low.startswith(("<!doctype html", "<html", "<?xml"))
+        or "<body" in low
+        or "<h1" in low
+        or "<div" in low
+    ):
         return "html"
     for line in head.splitlines():
         if line.startswith(("openapi:", "swagger:", '"openapi":', "'openapi':", "swagger :")):
@@ -135,15 +155,23 @@ def _parse_structured(text: str, kind: Kind, source: str) -> Any:
             # some ".json" files are YAML in disguise; YAML is a JSON superset
             try:
                 return load_yaml_bounded(text, _Loader)
-            except (yaml.YAMLError, ValueError, TypeError, RecursionError):  # report the JSON error: JSON was expected
-                raise IngestError(f"{source}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
+            except (
+                yaml.YAMLError,
+                ValueError,
+                TypeError,
+                RecursionError,
+            ):  # report the JSON error: JSON was expected
+                raise IngestError(
+                    f"{source}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}"
+                ) from e
         except RecursionError as e:
             raise IngestError(f"{source}: malformed JSON: nested too deeply") from e
     return _destringify_dates(parse_yaml(text, source))
 
 
-def load_apidoc(path_or_bytes: str | os.PathLike[str] | bytes, source: str | None = None,
-                *, format: Kind | None = None) -> ApiDoc:
+def load_apidoc(
+    path_or_bytes: str | os.PathLike[str] | bytes, source: str | None = None, *, format: Kind | None = None
+) -> ApiDoc:
     """Read one documentation file (or its bytes) into an ApiDoc.
 
     The format is ``format`` when given, else sniffed from the name's extension, then
@@ -211,9 +239,9 @@ def _read_html(text: str, src: str, kind: Kind) -> ApiDoc:
 
 
 READERS: dict[str, Reader] = {
-    "openapi": _read_openapi,    # OpenAPI 3.0/3.1 and Swagger 2.0, as JSON or YAML
+    "openapi": _read_openapi,  # OpenAPI 3.0/3.1 and Swagger 2.0, as JSON or YAML
     "markdown": _read_markdown,  # Markdown reference pages
-    "html": _read_html,          # HTML reference pages
+    "html": _read_html,  # HTML reference pages
 }
 _READER_OF: dict[str, str] = {"json": "openapi", "yaml": "openapi", "markdown": "markdown", "html": "html"}
 
@@ -233,22 +261,39 @@ def _merge(docs: list[ApiDoc], title: str, source: str) -> ApiDoc:
     for d in docs:
         for k, v in d.schemas.items():
             schemas.setdefault(k, v)
-    return ApiDoc(title=title, source=source, format=docs[0].format, base_url=base_url,
-                  description=docs[0].description if len(docs) == 1 else "",
-                  operations=ops, schemas=schemas, warnings=warnings)
+    return ApiDoc(
+        title=title,
+        source=source,
+        format=docs[0].format,
+        base_url=base_url,
+        description=docs[0].description if len(docs) == 1 else "",
+        operations=ops,
+        schemas=schemas,
+        warnings=warnings,
+    )
 
 
 def document_files(folder: str | os.PathLike[str]) -> list[Path]:
     """The documentation files ``load_apidocs`` reads under ``folder``, sorted (READMEs, manifests
     and hidden files are not documentation)."""
     root = Path(folder)
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES
-                  and p.name not in _SKIP_NAMES
-                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and p.suffix.lower() in DOC_SUFFIXES
+        and p.name not in _SKIP_NAMES
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
 
 
-def load_apidocs(folder: str | os.PathLike[str], *, merge_pages: bool = True,
-                 strict: bool = False, errors: list[IngestError] | None = None) -> list[ApiDoc]:
+def load_apidocs(
+    folder: str | os.PathLike[str],
+    *,
+    merge_pages: bool = True,
+    strict: bool = False,
+    errors: list[IngestError] | None = None,
+) -> list[ApiDoc]:
     """Read every documentation file under ``folder`` (recursively), one ApiDoc per file.
 
     When the folder holds no OpenAPI/Swagger document, its Markdown pages (or its HTML

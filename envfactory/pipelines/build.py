@@ -26,9 +26,10 @@ import shutil
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..audit import audit_environment
 from ..config import project_paths
@@ -90,7 +91,11 @@ def _previous(target: Path) -> list[str]:
         return []
     try:
         data = json.loads(f.read_text(encoding="utf-8"))
-        return [str(n) for n in data.get("envs", []) if isinstance(n, str) and n and "/" not in n and not n.startswith(".")]
+        return [
+            str(n)
+            for n in data.get("envs", [])
+            if isinstance(n, str) and n and "/" not in n and not n.startswith(".")
+        ]
     except (OSError, ValueError, AttributeError):
         return []
 
@@ -98,8 +103,9 @@ def _previous(target: Path) -> list[str]:
 # ---- verification ------------------------------------------------------------------------------
 
 
-def _verify(spec: EnvSpec, env_dir: Path, *, seed: int, verify: bool
-            ) -> tuple[EnvSpec | None, str, list[str], VerificationReport | None]:
+def _verify(
+    spec: EnvSpec, env_dir: Path, *, seed: int, verify: bool
+) -> tuple[EnvSpec | None, str, list[str], VerificationReport | None]:
     """Verify and repair one spec; returns the spec with only passing tools (None: no tool
     passed), how it was checked, the dropped tools and the report (writes verification.json
     and the cassette into ``env_dir``). An EnvFactoryError means this environment failed."""
@@ -108,7 +114,12 @@ def _verify(spec: EnvSpec, env_dir: Path, *, seed: int, verify: bool
     fixed, report = verify_and_repair(spec, out_dir=env_dir, seed=seed)
     if fixed is None:
         return None, "verify_and_repair", [t.name for t in spec.tools], report
-    return fixed, "verify_and_repair", sorted({t.name for t in spec.tools} - {t.name for t in fixed.tools}), report
+    return (
+        fixed,
+        "verify_and_repair",
+        sorted({t.name for t in spec.tools} - {t.name for t in fixed.tools}),
+        report,
+    )
 
 
 # ---- the build -----------------------------------------------------------------------------------
@@ -125,12 +136,20 @@ class _Explored:
     verify_dropped: dict[tuple[str, str], str] = field(default_factory=dict)
     env_dropped: dict[str, str] = field(default_factory=dict)
     renamed: dict[str, str] = field(default_factory=dict)  # build's unique name -> the explorer's
-    shipped: list[EnvSpec] = field(default_factory=list)   # verified specs, under the explorer's names
+    shipped: list[EnvSpec] = field(default_factory=list)  # verified specs, under the explorer's names
 
 
-def _explore_docs(docs: list[ApiDoc], domain: str, seed: int, report: BuildReport, progress: Progress | None,
-                  max_envs: int | None, row_scale: float, agent: Agent | None = None,
-                  explored: _Explored | None = None) -> list[tuple[EnvSpec, list[str], list[str]]]:
+def _explore_docs(
+    docs: list[ApiDoc],
+    domain: str,
+    seed: int,
+    report: BuildReport,
+    progress: Progress | None,
+    max_envs: int | None,
+    row_scale: float,
+    agent: Agent | None = None,
+    explored: _Explored | None = None,
+) -> list[tuple[EnvSpec, list[str], list[str]]]:
     """Explore the documents together (one resource graph); per-document reports from the result."""
     specs: list[tuple[EnvSpec, list[str], list[str]]] = []
     if not docs:
@@ -152,8 +171,11 @@ def _explore_docs(docs: list[ApiDoc], domain: str, seed: int, report: BuildRepor
             if progress:
                 progress("document", Path(d.source).name)
         if explored is not None:
-            explored.excluded += [ExcludedOp(d.source, op.key, "no environment could be derived from the document")
-                                  for d in docs for op in d.operations]
+            explored.excluded += [
+                ExcludedOp(d.source, op.key, "no environment could be derived from the document")
+                for d in docs
+                for op in d.operations
+            ]
         return specs
     if explored is not None:
         explored.excluded += res.excluded
@@ -169,17 +191,32 @@ def _explore_docs(docs: list[ApiDoc], domain: str, seed: int, report: BuildRepor
             why = Counter(x.reason for x in mine).most_common(2)
             detail = "; ".join(f"{n}x {r}" for r, n in why) or "it documents no operations"
             err = f"{d.source}: no environment could be derived ({detail})"
-        report.documents.append(DocReport(d.source, bool(envs), envs, error=err,
-                                          excluded=len(mine), warnings=warns, seconds=round(share, 3)))
+        report.documents.append(
+            DocReport(
+                d.source,
+                bool(envs),
+                envs,
+                error=err,
+                excluded=len(mine),
+                warnings=warns,
+                seconds=round(share, 3),
+            )
+        )
         if progress:
             progress("document", Path(d.source).name)
     many = len(docs) > 1
     for s in res.envs:
         ents = {e.name for e in s.entities}
-        warns = [w for w in res.warnings if not many or w.split(":", 1)[0] in s.sources
-                 or w.split(".", 1)[0].split(":", 1)[0] in ents]
-        excl = [f"{Path(x.source).name}: {x}" if many else str(x)
-                for x in res.excluded if x.operation and x.source in s.sources]
+        warns = [
+            w
+            for w in res.warnings
+            if not many or w.split(":", 1)[0] in s.sources or w.split(".", 1)[0].split(":", 1)[0] in ents
+        ]
+        excl = [
+            f"{Path(x.source).name}: {x}" if many else str(x)
+            for x in res.excluded
+            if x.operation and x.source in s.sources
+        ]
         specs.append((s, warns[:50], excl[:200]))
     return specs
 
@@ -191,8 +228,17 @@ def _unique_name(spec: EnvSpec, taken: set[str]) -> EnvSpec:
     return spec if name == spec.name else spec.model_copy(update={"name": name})
 
 
-def _make_env(spec: EnvSpec, env_dir: Path, warns: list[str], excl: list[str], *, seed: int, verify: bool,
-              report: BuildReport, explored: _Explored | None = None) -> EnvReport | None:
+def _make_env(
+    spec: EnvSpec,
+    env_dir: Path,
+    warns: list[str],
+    excl: list[str],
+    *,
+    seed: int,
+    verify: bool,
+    report: BuildReport,
+    explored: _Explored | None = None,
+) -> EnvReport | None:
     """Verify one environment and write it into ``env_dir``; None (recorded in ``report``)
     when it cannot ship. Only an EnvFactoryError is a failed environment: anything else is
     our bug and stops the build."""
@@ -220,17 +266,40 @@ def _make_env(spec: EnvSpec, env_dir: Path, warns: list[str], excl: list[str], *
         shutil.rmtree(env_dir, ignore_errors=True)
         return None
     if explored is not None:
-        explored.shipped.append(checked.model_copy(update={"name": explored.renamed.get(spec.name, spec.name)}))
+        explored.shipped.append(
+            checked.model_copy(update={"name": explored.renamed.get(spec.name, spec.name)})
+        )
     return EnvReport(
-        name=checked.name, source=checked.sources[0] if checked.sources else "", tools=len(checked.tools),
-        entities=len(checked.entities), rows=rows, check=how, dropped_tools=dropped, warnings=warns,
-        excluded=excl, seconds=time.perf_counter() - t0, sources=list(checked.sources),
-        verify_seconds=vreport.seconds if vreport is not None else 0.0, seed_audit=seed_audit)
+        name=checked.name,
+        source=checked.sources[0] if checked.sources else "",
+        tools=len(checked.tools),
+        entities=len(checked.entities),
+        rows=rows,
+        check=how,
+        dropped_tools=dropped,
+        warnings=warns,
+        excluded=excl,
+        seconds=time.perf_counter() - t0,
+        sources=list(checked.sources),
+        verify_seconds=vreport.seconds if vreport is not None else 0.0,
+        seed_audit=seed_audit,
+    )
 
 
-def _build(docs: list[ApiDoc], *, domain: str, target: Path, seed: int, verify: bool, progress: Progress | None,
-           report: BuildReport, agent: Agent | None = None, max_envs_per_doc: int | None = None,
-           row_scale: float = 1.0, groups: list[tuple[str, list[ApiDoc]]] | None = None) -> BuildReport:
+def _build(
+    docs: list[ApiDoc],
+    *,
+    domain: str,
+    target: Path,
+    seed: int,
+    verify: bool,
+    progress: Progress | None,
+    report: BuildReport,
+    agent: Agent | None = None,
+    max_envs_per_doc: int | None = None,
+    row_scale: float = 1.0,
+    groups: list[tuple[str, list[ApiDoc]]] | None = None,
+) -> BuildReport:
     """``groups``: (domain, documents) explored as separate resource graphs (default: all of
     ``docs`` as one graph of ``domain``)."""
     t_start = time.perf_counter()
@@ -238,7 +307,9 @@ def _build(docs: list[ApiDoc], *, domain: str, target: Path, seed: int, verify: 
     explored = _Explored()
     specs = []
     for gdomain, gdocs in groups if groups is not None else [(domain, docs)]:
-        specs += _explore_docs(gdocs, gdomain, seed, report, progress, max_envs_per_doc, row_scale, agent, explored)
+        specs += _explore_docs(
+            gdocs, gdomain, seed, report, progress, max_envs_per_doc, row_scale, agent, explored
+        )
     if progress:
         progress("envs", len(specs))
     with build_lock(target):
@@ -251,15 +322,30 @@ def _build(docs: list[ApiDoc], *, domain: str, target: Path, seed: int, verify: 
                 orig = spec.name
                 spec = _unique_name(spec, taken)
                 explored.renamed[spec.name] = orig
-                env_report = _make_env(spec, tmp / spec.name, list(warns), excl, seed=seed, verify=verify,
-                                       report=report, explored=explored)
+                env_report = _make_env(
+                    spec,
+                    tmp / spec.name,
+                    list(warns),
+                    excl,
+                    seed=seed,
+                    verify=verify,
+                    report=report,
+                    explored=explored,
+                )
                 if progress:
                     progress("env", spec.name)
                 if env_report is not None:
                     taken.add(spec.name)
                     report.envs.append(env_report)
-            report.fidelity = build_fidelity(explored.docs, explored.excluded, explored.made, explored.shipped,
-                                             explored.verify_dropped, explored.env_dropped, explored.origins)
+            report.fidelity = build_fidelity(
+                explored.docs,
+                explored.excluded,
+                explored.made,
+                explored.shipped,
+                explored.verify_dropped,
+                explored.env_dropped,
+                explored.origins,
+            )
             report.seconds = time.perf_counter() - t_start
             if report.envs:
                 build_json = json.dumps(report.to_dict(), indent=2, sort_keys=False) + "\n"
@@ -284,10 +370,18 @@ def _check_domain_name(domain: str) -> None:
         raise ConfigError(f"{domain!r}: invalid domain name (letters, digits, '_', '-', '.')")
 
 
-def build_domain(domain: str, *, resources_root: str | os.PathLike, domains_root: str | os.PathLike, seed: int = 0,
-                 verify: bool = True, progress: Progress | None = None,
-                 max_envs_per_doc: int | None = None, row_scale: float = 1.0,
-                 agent: Agent | None = None) -> BuildReport:
+def build_domain(
+    domain: str,
+    *,
+    resources_root: str | os.PathLike,
+    domains_root: str | os.PathLike,
+    seed: int = 0,
+    verify: bool = True,
+    progress: Progress | None = None,
+    max_envs_per_doc: int | None = None,
+    row_scale: float = 1.0,
+    agent: Agent | None = None,
+) -> BuildReport:
     """Build every document of ``resources_root/<domain>/`` into ``domains_root/<domain>/<env>/``.
 
     Raises ConfigError when the domain folder does not exist; a document that fails is
@@ -296,8 +390,11 @@ def build_domain(domain: str, *, resources_root: str | os.PathLike, domains_root
     _check_domain_name(domain)
     folder = Path(resources_root) / domain
     if not folder.is_dir():
-        known = ", ".join(sorted(p.name for p in Path(resources_root).iterdir() if p.is_dir())) \
-            if Path(resources_root).is_dir() else "none"
+        known = (
+            ", ".join(sorted(p.name for p in Path(resources_root).iterdir() if p.is_dir()))
+            if Path(resources_root).is_dir()
+            else "none"
+        )
         raise ConfigError(f"no documentation folder {folder} (known domains: {known or 'none'})")
     target = Path(domains_root) / domain
     report = BuildReport(domain=domain, out_dir=str(target))
@@ -314,8 +411,18 @@ def build_domain(domain: str, *, resources_root: str | os.PathLike, domains_root
     docs = _relabel(docs, errors, base, report)
     if progress:
         progress("documents", len(docs))
-    return _build(docs, domain=domain, target=target, seed=seed, verify=verify, progress=progress, report=report,
-                  max_envs_per_doc=max_envs_per_doc, row_scale=row_scale, agent=agent)
+    return _build(
+        docs,
+        domain=domain,
+        target=target,
+        seed=seed,
+        verify=verify,
+        progress=progress,
+        report=report,
+        max_envs_per_doc=max_envs_per_doc,
+        row_scale=row_scale,
+        agent=agent,
+    )
 
 
 def _folder_groups(docs: list[ApiDoc], domain: str) -> list[tuple[str, list[ApiDoc]]] | None:
@@ -333,10 +440,18 @@ def _folder_groups(docs: list[ApiDoc], domain: str) -> list[tuple[str, list[ApiD
     return out
 
 
-def build_source(path_or_url: str | os.PathLike, *, out_dir: str | os.PathLike, domain: str = "custom",
-                 seed: int = 0, verify: bool = True, progress: Progress | None = None,
-                 max_envs_per_doc: int | None = None, row_scale: float = 1.0,
-                 agent: Agent | None = None) -> BuildReport:
+def build_source(
+    path_or_url: str | os.PathLike,
+    *,
+    out_dir: str | os.PathLike,
+    domain: str = "custom",
+    seed: int = 0,
+    verify: bool = True,
+    progress: Progress | None = None,
+    max_envs_per_doc: int | None = None,
+    row_scale: float = 1.0,
+    agent: Agent | None = None,
+) -> BuildReport:
     """Build any documentation (a file, a folder, or an http(s) URL, crawled) into ``out_dir/<env>/``."""
     _check_domain_name(domain)
     src = str(path_or_url)
@@ -354,7 +469,7 @@ def build_source(path_or_url: str | os.PathLike, *, out_dir: str | os.PathLike, 
             if not path.exists():
                 raise IngestError(f"{path}: no such file or folder")
         errors: list[IngestError] = []
-        base = (scratch if scratch is not None else path.resolve().parent)
+        base = scratch if scratch is not None else path.resolve().parent
         if path.is_dir():
             report.sources = {_relative(p, base): _sha256(p) for p in document_files(path)}
             try:
@@ -372,9 +487,19 @@ def build_source(path_or_url: str | os.PathLike, *, out_dir: str | os.PathLike, 
         docs = _relabel(docs, errors, base, report)
         if progress:
             progress("documents", len(docs))
-        return _build(docs, domain=domain, target=Path(out_dir), seed=seed, verify=verify, progress=progress,
-                      report=report, max_envs_per_doc=max_envs_per_doc, row_scale=row_scale, agent=agent,
-                      groups=_folder_groups(docs, domain) if path.is_dir() else None)
+        return _build(
+            docs,
+            domain=domain,
+            target=Path(out_dir),
+            seed=seed,
+            verify=verify,
+            progress=progress,
+            report=report,
+            max_envs_per_doc=max_envs_per_doc,
+            row_scale=row_scale,
+            agent=agent,
+            groups=_folder_groups(docs, domain) if path.is_dir() else None,
+        )
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -21,17 +21,17 @@ TIMES_FILE = ".build-times.json"  # gitignored: the seconds of the last build, f
 @dataclass
 class EnvReport:
     name: str
-    source: str                     # the first of ``sources``
+    source: str  # the first of ``sources``
     tools: int
     entities: int
     rows: int
-    check: str                      # verify_and_repair, or none (--no-verify)
+    check: str  # verify_and_repair, or none (--no-verify)
     dropped_tools: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
-    seconds: float = 0.0            # not in build.json (see the module docstring)
+    seconds: float = 0.0  # not in build.json (see the module docstring)
     sources: list[str] = field(default_factory=list)
-    verify_seconds: float = 0.0     # not in build.json
+    verify_seconds: float = 0.0  # not in build.json
     seed_audit: dict[str, Any] = field(default_factory=dict)  # envfactory audit: violations per check
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,7 +46,7 @@ class DocReport:
     error: str | None = None
     excluded: int = 0
     warnings: int = 0
-    seconds: float = 0.0            # not in build.json
+    seconds: float = 0.0  # not in build.json
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "seconds"}
@@ -83,8 +83,13 @@ class BuildReport:
             "domain": self.domain,
             "envs": [e.name for e in self.envs],
             "sources": self.sources,
-            "totals": {"envs": len(self.envs), "tools": self.tools, "rows": self.rows,
-                       "documents": len(self.documents), "failed_documents": len(self.failed_documents)},
+            "totals": {
+                "envs": len(self.envs),
+                "tools": self.tools,
+                "rows": self.rows,
+                "documents": len(self.documents),
+                "failed_documents": len(self.failed_documents),
+            },
             "environments": [e.to_dict() for e in self.envs],
             "documents": [d.to_dict() for d in self.documents],
             "dropped_envs": self.dropped_envs,
@@ -97,7 +102,9 @@ class BuildReport:
         return {
             "domain": self.domain,
             "seconds": round(self.seconds, 3),
-            "environments": {e.name: {"seconds": round(e.seconds, 3), "verify_seconds": round(e.verify_seconds, 3)}
-                             for e in self.envs},
+            "environments": {
+                e.name: {"seconds": round(e.seconds, 3), "verify_seconds": round(e.verify_seconds, 3)}
+                for e in self.envs
+            },
             "documents": {d.source: round(d.seconds, 3) for d in self.documents},
         }

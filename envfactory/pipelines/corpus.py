@@ -37,15 +37,32 @@ from ..errors import ConfigError, EnvFactoryError
 from .build import Progress, build_source
 from .swap import write_atomic
 
-__all__ = ["CORPUS_FILE", "CORPUS_STATE_FILE", "CORPUS_TIMES_FILE", "Budget", "CorpusDoc", "CorpusReport",
-           "build_corpus"]
+__all__ = [
+    "CORPUS_FILE",
+    "CORPUS_STATE_FILE",
+    "CORPUS_TIMES_FILE",
+    "Budget",
+    "CorpusDoc",
+    "CorpusReport",
+    "build_corpus",
+]
 
 CORPUS_FILE = "corpus.json"
-CORPUS_STATE_FILE = ".corpus-state.json"   # resume state: digest and result per document
-CORPUS_TIMES_FILE = ".corpus-times.json"   # seconds, kept out of corpus.json (same documents, same bytes)
+CORPUS_STATE_FILE = ".corpus-state.json"  # resume state: digest and result per document
+CORPUS_TIMES_FILE = ".corpus-times.json"  # seconds, kept out of corpus.json (same documents, same bytes)
 _STATE_VERSION = 1
-_FIDELITY_FIELDS = ("operations", "tools_made", "verified", "body_documented", "body_kept", "required_checked",
-                    "required_agree", "enums_documented", "enums_kept", "enums_invented")
+_FIDELITY_FIELDS = (
+    "operations",
+    "tools_made",
+    "verified",
+    "body_documented",
+    "body_kept",
+    "required_checked",
+    "required_agree",
+    "enums_documented",
+    "enums_kept",
+    "enums_invented",
+)
 
 
 @dataclass(frozen=True)
@@ -63,21 +80,23 @@ class Budget:
 class CorpusDoc:
     """One document's outcome in a corpus build."""
 
-    source: str                      # path relative to the corpus folder
-    out: str                         # its folder under the corpus output (relative)
+    source: str  # path relative to the corpus folder
+    out: str  # its folder under the corpus output (relative)
     digest: str
-    status: str                      # built | failed
-    reason: str | None = None        # why it failed (or why no environment shipped)
+    status: str  # built | failed
+    reason: str | None = None  # why it failed (or why no environment shipped)
     envs: list[str] = field(default_factory=list)
     tools: int = 0
     rows: int = 0
     fidelity: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0             # not in corpus.json
+    seconds: float = 0.0  # not in corpus.json
     budget: list[Any] = field(default_factory=list)  # the budget it ran under (state only)
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k not in ("seconds", "budget")}
-        out["fidelity"] = {k: int(self.fidelity.get(k, 0)) for k in _FIDELITY_FIELDS}  # one order, resumed or not
+        out["fidelity"] = {
+            k: int(self.fidelity.get(k, 0)) for k in _FIDELITY_FIELDS
+        }  # one order, resumed or not
         return out
 
 
@@ -86,7 +105,7 @@ class CorpusReport:
     source: str
     out_dir: str
     documents: list[CorpusDoc] = field(default_factory=list)
-    skipped: int = 0                 # documents resumed from the state file, not rebuilt
+    skipped: int = 0  # documents resumed from the state file, not rebuilt
     seconds: float = 0.0
 
     @property
@@ -107,17 +126,25 @@ class CorpusReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "totals": {"documents": len(self.documents), "built": len(self.built), "failed": len(self.failed),
-                       "envs": sum(len(d.envs) for d in self.documents),
-                       "tools": sum(d.tools for d in self.documents), "rows": sum(d.rows for d in self.documents)},
+            "totals": {
+                "documents": len(self.documents),
+                "built": len(self.built),
+                "failed": len(self.failed),
+                "envs": sum(len(d.envs) for d in self.documents),
+                "tools": sum(d.tools for d in self.documents),
+                "rows": sum(d.rows for d in self.documents),
+            },
             "fidelity": self.fidelity_total(),
             "failure_reasons": self.failure_reasons(),
             "documents": [d.to_dict() for d in self.documents],
         }
 
     def timings(self) -> dict[str, Any]:
-        return {"seconds": round(self.seconds, 3), "skipped": self.skipped,
-                "documents": {d.source: round(d.seconds, 3) for d in self.documents}}
+        return {
+            "seconds": round(self.seconds, 3),
+            "skipped": self.skipped,
+            "documents": {d.source: round(d.seconds, 3) for d in self.documents},
+        }
 
 
 def _reason_key(reason: str) -> str:
@@ -178,9 +205,17 @@ def _summary(report: Any) -> dict[str, Any]:
     reason = None
     if not report.envs:
         errs = [d.error for d in report.failed_documents if d.error]
-        reason = errs[0] if errs else (report.dropped_envs[0] if report.dropped_envs else "no environment shipped")
-    return {"status": "built" if report.envs else "failed", "reason": reason,
-            "envs": [e.name for e in report.envs], "tools": report.tools, "rows": report.rows, "fidelity": fid}
+        reason = (
+            errs[0] if errs else (report.dropped_envs[0] if report.dropped_envs else "no environment shipped")
+        )
+    return {
+        "status": "built" if report.envs else "failed",
+        "reason": reason,
+        "envs": [e.name for e in report.envs],
+        "tools": report.tools,
+        "rows": report.rows,
+        "fidelity": fid,
+    }
 
 
 def _build_one(job: dict[str, Any], result: Connection, life: Connection) -> None:
@@ -190,17 +225,25 @@ def _build_one(job: dict[str, Any], result: Connection, life: Connection) -> Non
     try:
         try:
             _limit_memory(job["memory_mb"])
-            report = build_source(job["path"], out_dir=job["out_dir"], domain=job["domain"], seed=job["seed"],
-                                  verify=job["verify"], max_envs_per_doc=job["max_envs"],
-                                  row_scale=job["row_scale"])
+            report = build_source(
+                job["path"],
+                out_dir=job["out_dir"],
+                domain=job["domain"],
+                seed=job["seed"],
+                verify=job["verify"],
+                max_envs_per_doc=job["max_envs"],
+                row_scale=job["row_scale"],
+            )
             msg = _summary(report)
         except EnvFactoryError as e:
             msg = {"status": "failed", "reason": " ".join(str(e).split())[:300]}
         except MemoryError:
             raise
         except Exception as e:  # a bug on one document must not stop a corpus of thousands: record it
-            msg = {"status": "failed",
-                   "reason": f"internal error: {type(e).__name__}: {' '.join(str(e).split())[:200]}"}
+            msg = {
+                "status": "failed",
+                "reason": f"internal error: {type(e).__name__}: {' '.join(str(e).split())[:200]}",
+            }
         result.send(msg)
     except MemoryError:
         result.send_bytes(over)
@@ -273,8 +316,11 @@ def _run_pool(jobs: list[dict[str, Any]], workers: int, budget: Budget, done: An
             while pending and len(running) < workers:
                 running.append(_start(ctx, pending.pop()))
             now = time.perf_counter()
-            timeout = None if budget.seconds is None else max(
-                0.0, min(r.started + budget.seconds for r in running) - now) + 0.01
+            timeout = (
+                None
+                if budget.seconds is None
+                else max(0.0, min(r.started + budget.seconds for r in running) - now) + 0.01
+            )
             wait([r.result for r in running] + [r.proc.sentinel for r in running], timeout)
             now = time.perf_counter()
             for run in list(running):
@@ -296,7 +342,11 @@ def _load_state(path: Path) -> dict[str, dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict) or data.get("version") != _STATE_VERSION or not isinstance(data.get("documents"), dict):
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != _STATE_VERSION
+        or not isinstance(data.get("documents"), dict)
+    ):
         return {}
     return {k: v for k, v in data["documents"].items() if isinstance(v, dict)}
 
@@ -316,10 +366,19 @@ def _reusable(doc: CorpusDoc | None, digest: str, budget: Budget, out: Path) -> 
     return doc.budget == budget.key()
 
 
-def build_corpus(source: str | os.PathLike, *, out_dir: str | os.PathLike, workers: int = 1,
-                 budget: Budget | None = None, seed: int = 0, verify: bool = True, row_scale: float = 1.0,
-                 max_envs_per_doc: int | None = None, domain: str = "corpus",
-                 progress: Progress | None = None) -> CorpusReport:
+def build_corpus(
+    source: str | os.PathLike,
+    *,
+    out_dir: str | os.PathLike,
+    workers: int = 1,
+    budget: Budget | None = None,
+    seed: int = 0,
+    verify: bool = True,
+    row_scale: float = 1.0,
+    max_envs_per_doc: int | None = None,
+    domain: str = "corpus",
+    progress: Progress | None = None,
+) -> CorpusReport:
     """Build every document under ``source`` (a folder, or one file) into ``out_dir/<slug>/``.
 
     Writes ``corpus.json`` (no timings), ``.corpus-times.json`` and the resume state into
@@ -339,7 +398,13 @@ def build_corpus(source: str | os.PathLike, *, out_dir: str | os.PathLike, worke
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    options = {"v": _STATE_VERSION, "seed": seed, "verify": verify, "row_scale": row_scale, "max_envs": max_envs_per_doc}
+    options = {
+        "v": _STATE_VERSION,
+        "seed": seed,
+        "verify": verify,
+        "row_scale": row_scale,
+        "max_envs": max_envs_per_doc,
+    }
     state_path = out / CORPUS_STATE_FILE
     state = _load_state(state_path)
     report = CorpusReport(source=str(src), out_dir=str(out))
@@ -357,18 +422,41 @@ def build_corpus(source: str | os.PathLike, *, out_dir: str | os.PathLike, worke
             if progress:
                 progress("document", f"{p.name} (done before)")
             continue
-        jobs.append({"rel": rel, "digest": digest, "path": str(p), "out": _slug(rel), "out_dir": str(out / _slug(rel)),
-                     "domain": _domain(rel, domain), "seed": seed, "verify": verify, "max_envs": max_envs_per_doc,
-                     "row_scale": row_scale, "memory_mb": budget.memory_mb})
+        jobs.append(
+            {
+                "rel": rel,
+                "digest": digest,
+                "path": str(p),
+                "out": _slug(rel),
+                "out_dir": str(out / _slug(rel)),
+                "domain": _domain(rel, domain),
+                "seed": seed,
+                "verify": verify,
+                "max_envs": max_envs_per_doc,
+                "row_scale": row_scale,
+                "memory_mb": budget.memory_mb,
+            }
+        )
 
     def done(job: dict[str, Any], msg: dict[str, Any]) -> None:
-        doc = CorpusDoc(source=job["rel"], out=job["out"], digest=job["digest"], status=msg["status"],
-                        reason=msg.get("reason"), envs=list(msg.get("envs", [])), tools=int(msg.get("tools", 0)),
-                        rows=int(msg.get("rows", 0)), fidelity=dict(msg.get("fidelity", {})),
-                        seconds=round(float(msg["seconds"]), 3), budget=budget.key())
+        doc = CorpusDoc(
+            source=job["rel"],
+            out=job["out"],
+            digest=job["digest"],
+            status=msg["status"],
+            reason=msg.get("reason"),
+            envs=list(msg.get("envs", [])),
+            tools=int(msg.get("tools", 0)),
+            rows=int(msg.get("rows", 0)),
+            fidelity=dict(msg.get("fidelity", {})),
+            seconds=round(float(msg["seconds"]), 3),
+            budget=budget.key(),
+        )
         results[doc.source] = doc
         state[doc.source] = asdict(doc)
-        write_atomic(state_path, json.dumps({"version": _STATE_VERSION, "documents": state}, sort_keys=True) + "\n")
+        write_atomic(
+            state_path, json.dumps({"version": _STATE_VERSION, "documents": state}, sort_keys=True) + "\n"
+        )
         if progress:
             progress("document", Path(doc.source).name)
 

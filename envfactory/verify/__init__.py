@@ -6,7 +6,15 @@ for a mutant, the original), through oracles written from the spec, not the runt
 """
 
 from .args import valid_args
-from .cassette import Cassette, check_doc_examples, load_cassette, record_cassette, replay_cassette, replay_cassettes, save_cassette
+from .cassette import (
+    Cassette,
+    check_doc_examples,
+    load_cassette,
+    record_cassette,
+    replay_cassette,
+    replay_cassettes,
+    save_cassette,
+)
 from .levels import check_l1, check_l2, fk_violations
 from .mutants import Mutant, MutationReport, build_mutants, run_mutants
 from .repair import repair_spec, verify_and_repair

@@ -69,8 +69,12 @@ def compare(actual: Any, op: str, expected: Any) -> bool:
     if actual is None or expected is None:
         return False
     try:
-        return {"gt": actual > expected, "gte": actual >= expected,
-                "lt": actual < expected, "lte": actual <= expected}[op]
+        return {
+            "gt": actual > expected,
+            "gte": actual >= expected,
+            "lt": actual < expected,
+            "lte": actual <= expected,
+        }[op]
     except TypeError:
         return False
 
@@ -99,7 +103,9 @@ def condition_sql(col: str, c: Condition, ftype: FieldType | None) -> tuple[str,
                 parts.append(f"{col} IS NULL")
             return ("(" + " OR ".join(parts) + ")") if parts else "0", non_null
         parts = [f"{col} NOT IN ({marks})"] if non_null else ["1"]
-        return (f"({col} IS NOT NULL AND {parts[0]})" if has_null else f"({col} IS NULL OR {parts[0]})"), non_null
+        return (
+            f"({col} IS NOT NULL AND {parts[0]})" if has_null else f"({col} IS NULL OR {parts[0]})"
+        ), non_null
     sym = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[c.op]
     if v is None:
         return "0", []
@@ -122,8 +128,9 @@ class _Ctx:
             return self.spec.entity(f.ref).field(parts[1]).type  # type: ignore[arg-type]
         return f.type
 
-    def pick_rows(self, ent: EntitySpec, conds: list[tuple[str, Condition]], k: int,
-                  extra: list[str] | None = None) -> list[dict[str, Any]]:
+    def pick_rows(
+        self, ent: EntitySpec, conds: list[tuple[str, Condition]], k: int, extra: list[str] | None = None
+    ) -> list[dict[str, Any]]:
         """Up to ``k`` random rows of ``ent`` meeting the literal conditions (paths relative to ``ent``)."""
         joins: dict[str, str] = {}
         where: list[str] = list(extra or [])
@@ -134,8 +141,10 @@ class _Ctx:
                 fk = ent.field(parts[0])
                 target = self.spec.entity(fk.ref)  # type: ignore[arg-type]
                 alias = f"j_{parts[0]}"
-                joins[alias] = (f" LEFT JOIN {q(target.name)} AS {alias} "
-                                f"ON {alias}.{q(target.primary_key)} = t.{q(parts[0])}")
+                joins[alias] = (
+                    f" LEFT JOIN {q(target.name)} AS {alias} "
+                    f"ON {alias}.{q(target.primary_key)} = t.{q(parts[0])}"
+                )
                 col, ftype = f"{alias}.{q(parts[1])}", target.field(parts[1]).type
             else:
                 col, ftype = f"t.{q(path)}", ent.field(path).type
@@ -153,8 +162,9 @@ class _Ctx:
         offsets = sorted(self.rng.sample(range(n), min(k, n)))
         out = []
         for off in offsets:
-            r = self.session.query(f"SELECT {cols} {base} ORDER BY t.{q(ent.primary_key)} LIMIT 1 OFFSET ?",
-                                   [*params, off])
+            r = self.session.query(
+                f"SELECT {cols} {base} ORDER BY t.{q(ent.primary_key)} LIMIT 1 OFFSET ?", [*params, off]
+            )
             if r:
                 out.append({f.name: row_value(f.type, v) for f, v in zip(ent.fields, r[0])})
         self.rng.shuffle(out)
@@ -169,14 +179,17 @@ class _Ctx:
             return None
         target = self.spec.entity(self.ent.field(parts[0]).ref)  # type: ignore[arg-type]
         f = target.field(parts[1])
-        r = self.session.query(f"SELECT {q(f.name)} FROM {q(target.name)} WHERE {q(target.primary_key)} = ?", [key])
+        r = self.session.query(
+            f"SELECT {q(f.name)} FROM {q(target.name)} WHERE {q(target.primary_key)} = ?", [key]
+        )
         return row_value(f.type, r[0][0]) if r else None
 
     def fresh(self, ent: EntitySpec, f: FieldSpec, p: ParamSpec) -> Any:
         for _ in range(20):
             v = self.gen_value(p, f, unique=True)
-            if not self.session.query(f"SELECT 1 FROM {q(ent.name)} WHERE {q(f.name)} = ? LIMIT 1",
-                                      [db_value(f.type, v)]):
+            if not self.session.query(
+                f"SELECT 1 FROM {q(ent.name)} WHERE {q(f.name)} = ? LIMIT 1", [db_value(f.type, v)]
+            ):
                 return v
         return v
 
@@ -201,10 +214,11 @@ class _Ctx:
             return (self.clock.date() + dt.timedelta(days=rng.randint(1, 90))).isoformat()
         if t == FieldType.datetime:
             return (self.clock + dt.timedelta(days=rng.randint(1, 90), hours=rng.randint(0, 23))).isoformat(
-                timespec="seconds")
+                timespec="seconds"
+            )
         if t in (FieldType.object, FieldType.array):
             return self._json_value(p, f)
-        name = (f.name if f is not None else p.name)
+        name = f.name if f is not None else p.name
         n = rng.randint(10000, 99999)
         if "email" in name:
             return f"verify.{n}@example.com"
@@ -219,8 +233,10 @@ class _Ctx:
         empty = "{}" if p.type == FieldType.object else "[]"
         if f is not None and any(x is f for x in self.ent.fields):
             col = q(f.name)
-            rows = self.session.query(f"SELECT {col} FROM {q(self.ent.name)} WHERE {col} IS NOT NULL "
-                                      f"AND {col} NOT IN ('{{}}', '[]', 'null') ORDER BY {col} LIMIT 20")
+            rows = self.session.query(
+                f"SELECT {col} FROM {q(self.ent.name)} WHERE {col} IS NOT NULL "
+                f"AND {col} NOT IN ('{{}}', '[]', 'null') ORDER BY {col} LIMIT 20"
+            )
             vals = []
             for (raw,) in rows:
                 try:
@@ -242,7 +258,11 @@ class _Ctx:
             return None
         if p.enum and v not in p.enum:
             return None
-        if p.type in (FieldType.integer, FieldType.number) and isinstance(v, (int, float)) and not isinstance(v, bool):
+        if (
+            p.type in (FieldType.integer, FieldType.number)
+            and isinstance(v, (int, float))
+            and not isinstance(v, bool)
+        ):
             if p.type == FieldType.integer and not float(v).is_integer():
                 return None
             if (p.minimum is not None and v < p.minimum) or (p.maximum is not None and v > p.maximum):
@@ -273,7 +293,7 @@ def _with_new_leaf(v: Any, mark: str) -> Any:
         for i, x in enumerate(v):
             y = _with_new_leaf(x, mark)
             if y is not None:
-                return [*v[:i], y, *v[i + 1:]]
+                return [*v[:i], y, *v[i + 1 :]]
     return None
 
 
@@ -310,6 +330,7 @@ def _solve_param(ctx: _Ctx, p: ParamSpec, op: str, actual: Any) -> Any:
             return None
         if p.type == FieldType.integer:
             import math
+
             a, b = math.ceil(lo), math.floor(hi)
             if a > b:
                 return None
@@ -361,8 +382,10 @@ def _key_row(ctx: _Ctx, literal: list[tuple[str, Condition]]) -> dict[str, Any]:
         for other in ctx.spec.entities:
             for f in other.fields:
                 if f.ref == ent.name:
-                    extra.append(f"NOT EXISTS (SELECT 1 FROM {q(other.name)} AS c "
-                                 f"WHERE c.{q(f.name)} = t.{q(ent.primary_key)})")
+                    extra.append(
+                        f"NOT EXISTS (SELECT 1 FROM {q(other.name)} AS c "
+                        f"WHERE c.{q(f.name)} = t.{q(ent.primary_key)})"
+                    )
     conds = literal if tool.kind != ToolKind.get else []
     rows = ctx.pick_rows(ent, conds, 1, extra)
     if not rows and extra:
@@ -372,7 +395,9 @@ def _key_row(ctx: _Ctx, literal: list[tuple[str, Condition]]) -> dict[str, Any]:
     return rows[0]
 
 
-def _fresh_unreferenced(ctx: _Ctx, conds: list[tuple[str, Condition]], extra: list[str]) -> list[dict[str, Any]]:
+def _fresh_unreferenced(
+    ctx: _Ctx, conds: list[tuple[str, Condition]], extra: list[str]
+) -> list[dict[str, Any]]:
     """Every seeded row is referenced (a parent of every child): create one through the
     entity's own create tool, which nothing references yet, so the delete has a row to remove."""
     ent = ctx.ent
@@ -430,8 +455,11 @@ def _param_value(ctx: _Ctx, p: ParamSpec, literal: list[tuple[str, Condition]]) 
     f = _field(ent, p.field)
     if f is not None and f.ref:
         target = ctx.spec.entity(f.ref)
-        conds = [(path.split(".", 1)[1], c) for path, c in literal
-                 if tool.kind == ToolKind.create and path.startswith(f.name + ".")]
+        conds = [
+            (path.split(".", 1)[1], c)
+            for path, c in literal
+            if tool.kind == ToolKind.create and path.startswith(f.name + ".")
+        ]
         rows = ctx.pick_rows(target, conds, 1)
         if not rows:
             raise _NoCall
@@ -520,8 +548,9 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
     return args
 
 
-def filter_args(session: Any, env: Any, tool: ToolSpec, rng: random.Random,
-                params: list[ParamSpec]) -> dict[str, Any]:
+def filter_args(
+    session: Any, env: Any, tool: ToolSpec, rng: random.Random, params: list[ParamSpec]
+) -> dict[str, Any]:
     """Filter arguments of list ``tool`` for ``params``, with values taken from one random row."""
     spec: EnvSpec = env if isinstance(env, EnvSpec) else env.spec
     ctx = _Ctx(session, spec, tool, rng)
@@ -542,7 +571,7 @@ def _filters(ctx: _Ctx, params: list[ParamSpec]) -> dict[str, Any]:
             continue
         if p.op == "contains" and isinstance(v, str) and len(v) > 3:
             i = rng.randrange(0, len(v) - 2)
-            v = v[i:i + rng.randint(2, 3)]
+            v = v[i : i + rng.randint(2, 3)]
         elif p.op == "in":
             v = [v]
         args[p.name] = v

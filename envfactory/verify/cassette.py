@@ -25,8 +25,16 @@ from ..spec import EnvSpec, ToolKind, spec_digest
 from .args import valid_args
 from .smoke import ToolCheck, malformed_calls, tool_rng
 
-__all__ = ["Cassette", "record_cassette", "save_cassette", "load_cassette", "replay_cassette",
-           "replay_cassettes", "check_doc_examples", "CASSETTE_VERSION"]
+__all__ = [
+    "Cassette",
+    "record_cassette",
+    "save_cassette",
+    "load_cassette",
+    "replay_cassette",
+    "replay_cassettes",
+    "check_doc_examples",
+    "CASSETTE_VERSION",
+]
 
 CASSETTE_VERSION = 1
 _INLINE = 1500  # responses longer than this are stored as a digest
@@ -59,13 +67,25 @@ class Cassette:
     version: int = CASSETTE_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "env": self.env, "spec_digest": self.spec_digest, "seed": self.seed,
-                "initial_hash": self.initial_hash, "sequences": self.sequences}
+        return {
+            "version": self.version,
+            "env": self.env,
+            "spec_digest": self.spec_digest,
+            "seed": self.seed,
+            "initial_hash": self.initial_hash,
+            "sequences": self.sequences,
+        }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Cassette":
-        return cls(env=d["env"], spec_digest=d["spec_digest"], seed=d["seed"], initial_hash=d["initial_hash"],
-                   sequences=d["sequences"], version=d.get("version", CASSETTE_VERSION))
+    def from_dict(cls, d: dict[str, Any]) -> Cassette:
+        return cls(
+            env=d["env"],
+            spec_digest=d["spec_digest"],
+            seed=d["seed"],
+            initial_hash=d["initial_hash"],
+            sequences=d["sequences"],
+            version=d.get("version", CASSETTE_VERSION),
+        )
 
 
 class _Recording:
@@ -84,8 +104,9 @@ class _Recording:
         return getattr(self._s, name)
 
 
-def record_cassette(env: Any, *, seed: int = 0, sequences: int = 5, steps: int = 20,
-                    tools: list[str] | None = None) -> Cassette:
+def record_cassette(
+    env: Any, *, seed: int = 0, sequences: int = 5, steps: int = 20, tools: list[str] | None = None
+) -> Cassette:
     """Record ``sequences`` seeded random call sequences of ``steps`` calls on fresh sessions."""
     spec: EnvSpec = env.spec
     pool = [t for t in spec.tools if tools is None or t.name in tools]
@@ -106,12 +127,19 @@ def record_cassette(env: Any, *, seed: int = 0, sequences: int = 5, steps: int =
                 rec = _Recording(s)
                 args = valid_args(rec, spec, tool, rng)
                 # calls that prepared the state (a row nothing references, for a delete) are steps too
-                seq += [{"tool": t, "args": a, "response": _store({"ok": True, "result": out}), "hash": h}
-                        for t, a, out, h in rec.calls]
+                seq += [
+                    {"tool": t, "args": a, "response": _store({"ok": True, "result": out}), "hash": h}
+                    for t, a, out, h in rec.calls
+                ]
                 if args is None:
                     continue
                 key = tool.key_param
-                if key is not None and tool.kind != ToolKind.create and touched.get(tool.entity) and rng.random() < 0.5:
+                if (
+                    key is not None
+                    and tool.kind != ToolKind.create
+                    and touched.get(tool.entity)
+                    and rng.random() < 0.5
+                ):
                     # revisit a row this sequence wrote: reads after writes, actions twice
                     args = {**args, key.name: rng.choice(touched[tool.entity])}
                 if rng.random() < 0.15:
@@ -125,7 +153,9 @@ def record_cassette(env: Any, *, seed: int = 0, sequences: int = 5, steps: int =
                     k = resp["result"].get(ent.primary_key) if isinstance(resp["result"], dict) else None
                     if k is not None and tool.kind != ToolKind.delete:
                         touched.setdefault(tool.entity, []).append(k)
-                seq.append({"tool": tool.name, "args": args, "response": _store(resp), "hash": s.state_hash()})
+                seq.append(
+                    {"tool": tool.name, "args": args, "response": _store(resp), "hash": s.state_hash()}
+                )
         cas.sequences.append(seq)
     return cas
 
@@ -188,19 +218,35 @@ def replay_cassettes(env: Any, cassettes_dir: str | os.PathLike) -> list[ToolChe
     return replay_cassette(env, cas)
 
 
-def check_doc_examples(env: Any, doc_examples: list[tuple[str, dict[str, Any], dict[str, Any] | None]]) -> list[ToolCheck]:
+def check_doc_examples(
+    env: Any, doc_examples: list[tuple[str, dict[str, Any], dict[str, Any] | None]]
+) -> list[ToolCheck]:
     """Replay documentation examples on fresh sessions; validate each response against its schema."""
     out = []
     for tool, args, schema in doc_examples or []:
         with env.new_session() as s:
             r = s.try_call(tool, args)
         if not r["ok"]:
-            out.append(ToolCheck(tool, False, "L3", f"documentation example {json.dumps(args)[:120]} failed: {r['message']}"))
+            out.append(
+                ToolCheck(
+                    tool,
+                    False,
+                    "L3",
+                    f"documentation example {json.dumps(args)[:120]} failed: {r['message']}",
+                )
+            )
             continue
         if schema:
             err = next(iter(Draft202012Validator(schema).iter_errors(r["result"])), None)
             if err is not None:
-                out.append(ToolCheck(tool, False, "L3", f"documentation example response does not match: {err.message[:160]}"))
+                out.append(
+                    ToolCheck(
+                        tool,
+                        False,
+                        "L3",
+                        f"documentation example response does not match: {err.message[:160]}",
+                    )
+                )
                 continue
         out.append(ToolCheck(tool, True, "L3", "ok"))
     return out

@@ -9,7 +9,8 @@ output schemas come from the expected spec, calls go to the environment under te
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -90,7 +91,9 @@ class _Ctx:
             raise _Fail(f"read call {json.dumps(args)[:200]} changed the state")
         return out
 
-    def bad_call(self, s: Any, args: dict[str, Any], exc: type, what: str, name: str | None = None) -> RuntimeToolError:
+    def bad_call(
+        self, s: Any, args: dict[str, Any], exc: type, what: str, name: str | None = None
+    ) -> RuntimeToolError:
         h0 = s.state_hash()
         try:
             s.call(self.tool.name, args)
@@ -135,7 +138,10 @@ def _violate(op: str, expected: Any, ftype: FieldType | None, enum: list[str] | 
     elif op in ("gt", "lte"):
         cands = [expected, _shift(expected, ftype, -1 if op == "gt" else 1)]
     elif op in ("gte", "lt"):
-        cands = [_shift(expected, ftype, -1 if op == "gte" else 1), _shift(expected, ftype, -5 if op == "gte" else 5)]
+        cands = [
+            _shift(expected, ftype, -1 if op == "gte" else 1),
+            _shift(expected, ftype, -5 if op == "gte" else 5),
+        ]
     for v in cands:
         if not compare(v, op, expected):
             return True, v
@@ -165,8 +171,9 @@ def _precondition_case(c: _Ctx, cond: Condition, idx: int) -> str | None:
         found, v = _violate(cond.op, expected, tf.type, p.enum or tf.enum)
         if not found or v is None:
             return "skipped: no violating value"
-        if (p.minimum is not None and isinstance(v, (int, float)) and v < p.minimum) or \
-                (p.maximum is not None and isinstance(v, (int, float)) and v > p.maximum):
+        if (p.minimum is not None and isinstance(v, (int, float)) and v < p.minimum) or (
+            p.maximum is not None and isinstance(v, (int, float)) and v > p.maximum
+        ):
             return "skipped: violating value out of bounds"
         bad = {**args, p.name: v}
         with c.env.new_session() as s:
@@ -221,7 +228,9 @@ def check_tool_l1(expected: EnvSpec, env: Any, tool: ToolSpec, *, seed: int = 0)
             args = c.args(s)
             err = next(iter(c.in_validator.iter_errors(args)), None)
             if err is not None:
-                raise _Fail(f"valid arguments {json.dumps(args)[:200]} rejected by the input schema: {err.message}")
+                raise _Fail(
+                    f"valid arguments {json.dumps(args)[:200]} rejected by the input schema: {err.message}"
+                )
             for what, bad, name in _l1_malformed(tool, args):
                 if c.in_validator.is_valid(bad):
                     raise _Fail(f"{what}: accepted by the input schema")
@@ -233,8 +242,13 @@ def check_tool_l1(expected: EnvSpec, env: Any, tool: ToolSpec, *, seed: int = 0)
             args = c.args(s)
             key = tool.key_param
             if key is not None and tool.kind != ToolKind.create:
-                c.bad_call(s, {**args, key.name: _missing_key(key.type)}, NotFoundError,
-                           f"missing {tool.entity} key", key.name)
+                c.bad_call(
+                    s,
+                    {**args, key.name: _missing_key(key.type)},
+                    NotFoundError,
+                    f"missing {tool.entity} key",
+                    key.name,
+                )
             if tool.kind in (ToolKind.create, ToolKind.update, ToolKind.action):
                 for p in tool.params:
                     if p.key or not p.field or not c.ent.field(p.field).ref:
@@ -242,7 +256,9 @@ def check_tool_l1(expected: EnvSpec, env: Any, tool: ToolSpec, *, seed: int = 0)
                     if p.type not in (FieldType.string, FieldType.integer):
                         continue
                     bad = {**args, p.name: _missing_key(p.type)}
-                    c.bad_call(s, bad, NotFoundError, f"missing {c.ent.field(p.field).ref} '{p.name}'", p.name)
+                    c.bad_call(
+                        s, bad, NotFoundError, f"missing {c.ent.field(p.field).ref} '{p.name}'", p.name
+                    )
 
     run(valid)
     run(not_found)
@@ -255,15 +271,24 @@ def _l1_malformed(tool: ToolSpec, args: dict[str, Any]) -> list[tuple[str, dict[
     out = malformed_calls(tool, args)
     for p in tool.params:
         if p.required:
-            out.append((f"missing required '{p.name}'", {k: v for k, v in args.items() if k != p.name}, p.name))
+            out.append(
+                (f"missing required '{p.name}'", {k: v for k, v in args.items() if k != p.name}, p.name)
+            )
         if p.enum:
-            out.append((f"out-of-enum '{p.name}'", {**args, p.name: ["zz_bad"] if p.op == "in" else "zz_bad"}, p.name))
+            out.append(
+                (
+                    f"out-of-enum '{p.name}'",
+                    {**args, p.name: ["zz_bad"] if p.op == "in" else "zz_bad"},
+                    p.name,
+                )
+            )
         if p.minimum is not None and p.type in (FieldType.integer, FieldType.number) and p.op != "in":
             out.append((f"'{p.name}' below minimum", {**args, p.name: int(p.minimum) - 1}, p.name))
         if p.maximum is not None and p.type in (FieldType.integer, FieldType.number) and p.op != "in":
             out.append((f"'{p.name}' above maximum", {**args, p.name: int(p.maximum) + 1}, p.name))
         if p.name in args:
             from .smoke import _wrong_value
+
             out.append((f"wrong type for '{p.name}'", {**args, p.name: _wrong_value(p)}, p.name))
     if tool.kind == ToolKind.list:
         out.append(("limit above max_page_size", {**args, "limit": tool.max_page_size + 1}, "limit"))
@@ -284,8 +309,10 @@ def _check_effects(c: _Ctx, s: Any, args: dict[str, Any], predicted: dict, out: 
     ent = c.ent
     if c.tool.kind == ToolKind.create:
         key = out.get(ent.primary_key)
-        predicted = {(t, (key if (t == ent.name and k is None) or (t == ent.name and k == key) else k)): r
-                     for (t, k), r in predicted.items()}
+        predicted = {
+            (t, (key if (t == ent.name and k is None) or (t == ent.name and k == key) else k)): r
+            for (t, k), r in predicted.items()
+        }
         own = predicted.get((ent.name, key))
         if own is not None:
             own[ent.primary_key] = key
@@ -299,24 +326,32 @@ def _check_effects(c: _Ctx, s: Any, args: dict[str, Any], predicted: dict, out: 
         touched |= {(table, r["key"]) for r in rows}
     extra = touched - set(predicted)
     if extra:
-        raise _Fail(f"call {json.dumps(args)[:160]} changed rows the spec does not touch: {sorted(map(str, extra))[:3]}")
+        raise _Fail(
+            f"call {json.dumps(args)[:160]} changed rows the spec does not touch: {sorted(map(str, extra))[:3]}"
+        )
     for (table, key), row in predicted.items():
         te = spec.entity(table)
         actual = read_row(s, te, key)
         if row is None:
             if actual is not None:
-                raise _Fail(f"call {json.dumps(args)[:160]}: {table} {key!r} should be deleted but still exists")
+                raise _Fail(
+                    f"call {json.dumps(args)[:160]}: {table} {key!r} should be deleted but still exists"
+                )
             continue
         if actual is None:
             raise _Fail(f"call {json.dumps(args)[:160]}: {table} {key!r} missing after the call")
         want, got = normalize_row(te, row), normalize_row(te, actual)
         if want != got:
             diff = {k: (want[k], got[k]) for k in want if want[k] != got[k]}
-            raise _Fail(f"call {json.dumps(args)[:160]}: {table} {key!r} fields (expected, actual) {json.dumps(diff, default=str)[:240]}")
+            raise _Fail(
+                f"call {json.dumps(args)[:160]}: {table} {key!r} fields (expected, actual) {json.dumps(diff, default=str)[:240]}"
+            )
         if table == ent.name and c.tool.kind != ToolKind.delete:
             if normalize_row(te, {**want, **out}) != want or set(out) - set(want):
-                raise _Fail(f"call {json.dumps(args)[:160]} returned {json.dumps(out, default=str)[:200]}, "
-                            f"not the stored row")
+                raise _Fail(
+                    f"call {json.dumps(args)[:160]} returned {json.dumps(out, default=str)[:200]}, "
+                    f"not the stored row"
+                )
             if c.tool.returns and list(out) != list(c.tool.returns):
                 raise _Fail(f"result fields {list(out)} differ from the declared {c.tool.returns}")
 
@@ -330,8 +365,10 @@ def _l2_read(c: _Ctx) -> None:
                 out = c.ok_call(s, args)
                 want = project(tool, read_row(s, ent, args[tool.key_param.name]) or {})  # type: ignore[union-attr]
                 if normalize_row(ent, out) != normalize_row(ent, want) or list(out) != list(want):
-                    raise _Fail(f"get {json.dumps(args)} returned {json.dumps(out, default=str)[:200]}, "
-                                f"stored row is {json.dumps(want, default=str)[:200]}")
+                    raise _Fail(
+                        f"get {json.dumps(args)} returned {json.dumps(out, default=str)[:200]}, "
+                        f"stored row is {json.dumps(want, default=str)[:200]}"
+                    )
             return
         rows = read_rows(s, ent)
         cache: dict = {}
@@ -401,12 +438,20 @@ def _page_diff(args: dict, out: dict, want: dict, pk: str) -> str:
     got_keys = [r.get(pk) for r in out.get("items", [])]
     want_keys = [r.get(pk) for r in want["items"]]
     if got_keys != want_keys:
-        return (f"list {json.dumps(args)[:160]} returned keys {got_keys[:6]} (count {out.get('count')}), "
-                f"the filters and order documented give {want_keys[:6]} (count {want['count']})")
-    if out.get("has_more") != want["has_more"] or out.get("offset") != want["offset"] or out.get("count") != want["count"]:
-        return (f"list {json.dumps(args)[:160]}: paging fields count/offset/has_more "
-                f"{out.get('count')}/{out.get('offset')}/{out.get('has_more')}, expected "
-                f"{want['count']}/{want['offset']}/{want['has_more']}")
+        return (
+            f"list {json.dumps(args)[:160]} returned keys {got_keys[:6]} (count {out.get('count')}), "
+            f"the filters and order documented give {want_keys[:6]} (count {want['count']})"
+        )
+    if (
+        out.get("has_more") != want["has_more"]
+        or out.get("offset") != want["offset"]
+        or out.get("count") != want["count"]
+    ):
+        return (
+            f"list {json.dumps(args)[:160]}: paging fields count/offset/has_more "
+            f"{out.get('count')}/{out.get('offset')}/{out.get('has_more')}, expected "
+            f"{want['count']}/{want['offset']}/{want['has_more']}"
+        )
     return f"list {json.dumps(args)[:160]}: item values differ from the stored rows"
 
 
@@ -415,8 +460,9 @@ def _repeat_must_not_change(tool: ToolSpec) -> bool:
 
     Only actions made purely of increments (add points, top up) may move the state again.
     """
-    absolute = all(e.uses_set or e.now or e.param is not None or e.copy_from is not None
-                   for e in tool.effects)
+    absolute = all(
+        e.uses_set or e.now or e.param is not None or e.copy_from is not None for e in tool.effects
+    )
     moves = any(e.uses_set and "." not in e.field for e in tool.effects)
     return absolute or moves
 
@@ -445,25 +491,35 @@ def _l2_write(c: _Ctx, sample: int) -> None:
                 try:
                     got = s.call(getter.name, gargs)
                 except RuntimeToolError as e:
-                    raise _Fail(f"{getter.name} cannot read {ent.name} {key!r} after {tool.name}: {e}") from None
+                    raise _Fail(
+                        f"{getter.name} cannot read {ent.name} {key!r} after {tool.name}: {e}"
+                    ) from None
                 stored = project(getter, read_row(s, ent, key) or {})
                 if normalize_row(ent, got) != normalize_row(ent, stored):
                     raise _Fail(f"{getter.name} after {tool.name} disagrees with the stored row")
                 if tool.kind != ToolKind.delete and tool.returns is None and getter.returns is None:
                     if normalize_row(ent, got) != normalize_row(ent, out):
-                        raise _Fail(f"{tool.name} returned {json.dumps(out, default=str)[:160]} but "
-                                    f"{getter.name} then returns {json.dumps(got, default=str)[:160]}")
+                        raise _Fail(
+                            f"{tool.name} returned {json.dumps(out, default=str)[:160]} but "
+                            f"{getter.name} then returns {json.dumps(got, default=str)[:160]}"
+                        )
         if tool.kind == ToolKind.delete:
-            listers = sorted((t for t in spec.tools if t.entity == tool.entity and t.kind == ToolKind.list),
-                             key=lambda t: sum(p.required for p in t.params))
-            lister, la = next(((t, a) for t in listers if (a := _lister_args(t, before)) is not None), (None, None))
+            listers = sorted(
+                (t for t in spec.tools if t.entity == tool.entity and t.kind == ToolKind.list),
+                key=lambda t: sum(p.required for p in t.params),
+            )
+            lister, la = next(
+                ((t, a) for t in listers if (a := _lister_args(t, before)) is not None), (None, None)
+            )
             if lister is not None and la is not None:
                 rows = read_rows(s, ent)
                 page = s.call(lister.name, la)
                 if any(r.get(ent.primary_key) == key for r in page["items"]):
                     raise _Fail(f"{lister.name} still returns deleted {ent.name} {key!r}")
                 want = list_oracle(spec, lister, rows, la)
-                if [r.get(ent.primary_key) for r in page["items"]] != [r.get(ent.primary_key) for r in want["items"]]:
+                if [r.get(ent.primary_key) for r in page["items"]] != [
+                    r.get(ent.primary_key) for r in want["items"]
+                ]:
                     raise _Fail(f"{lister.name} after delete differs from the stored rows")
         if tool.kind == ToolKind.action:
             h = s.state_hash()
@@ -475,14 +531,20 @@ def _l2_write(c: _Ctx, sample: int) -> None:
                 if s.state_hash() != h:
                     raise _Fail("repeated action failed but changed the state") from None
             except RuntimeToolError as e:
-                raise _Fail(f"repeated action: expected precondition_failed or no change, got {e.code}: {e}") from None
+                raise _Fail(
+                    f"repeated action: expected precondition_failed or no change, got {e.code}: {e}"
+                ) from None
             else:
                 if s.state_hash() != h and _repeat_must_not_change(tool):
-                    raise _Fail(f"{tool.name} can be repeated on the same {ent.name} and changes the state again; "
-                                f"add a precondition on the state it moves")
+                    raise _Fail(
+                        f"{tool.name} can be repeated on the same {ent.name} and changes the state again; "
+                        f"add a precondition on the state it moves"
+                    )
 
 
-def check_tool_l2(expected: EnvSpec, env: Any, tool: ToolSpec, *, seed: int = 0, samples: int = 2) -> list[str]:
+def check_tool_l2(
+    expected: EnvSpec, env: Any, tool: ToolSpec, *, seed: int = 0, samples: int = 2
+) -> list[str]:
     """L2 failures of one tool (empty: passed)."""
     fails: list[str] = []
     c = _Ctx(expected, env, tool, seed, "L2")
@@ -497,8 +559,9 @@ def check_tool_l2(expected: EnvSpec, env: Any, tool: ToolSpec, *, seed: int = 0,
     return fails
 
 
-def _run(expected: EnvSpec, env: Any, level: str, fn: Callable[..., list[str]], seed: int,
-         tools: list[str] | None) -> list[ToolCheck]:
+def _run(
+    expected: EnvSpec, env: Any, level: str, fn: Callable[..., list[str]], seed: int, tools: list[str] | None
+) -> list[ToolCheck]:
     out = []
     for t in expected.tools:
         if tools is not None and t.name not in tools:
@@ -511,12 +574,15 @@ def _run(expected: EnvSpec, env: Any, level: str, fn: Callable[..., list[str]], 
     return out
 
 
-def check_l1(env: Any, *, expected: EnvSpec | None = None, seed: int = 0, tools: list[str] | None = None) -> list[ToolCheck]:
+def check_l1(
+    env: Any, *, expected: EnvSpec | None = None, seed: int = 0, tools: list[str] | None = None
+) -> list[ToolCheck]:
     """L1 verdict per tool of ``env`` (checked against ``expected``, default ``env.spec``)."""
     return _run(expected or env.spec, env, "L1", check_tool_l1, seed, tools)
 
 
-def check_l2(env: Any, *, expected: EnvSpec | None = None, seed: int = 0, tools: list[str] | None = None) -> list[ToolCheck]:
+def check_l2(
+    env: Any, *, expected: EnvSpec | None = None, seed: int = 0, tools: list[str] | None = None
+) -> list[ToolCheck]:
     """L2 verdict per tool of ``env`` (checked against ``expected``, default ``env.spec``)."""
     return _run(expected or env.spec, env, "L2", check_tool_l2, seed, tools)
-

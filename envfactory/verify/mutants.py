@@ -13,8 +13,9 @@ argument whose absence the runtime rejects anyway) are not generated.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import RuntimeToolError
 from ..runtime import Environment, Session
@@ -73,14 +74,18 @@ class MutationReport:
         return [r for r in self.results if not r.killed]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"env": self.env, "total": self.total, "score": round(self.score(), 4),
-                "per_level": {lv: round(self.score(lv), 4) for lv in LEVELS},
-                "seconds": round(self.seconds, 2),
-                "survivors": [asdict(r) for r in self.survivors()]}
+        return {
+            "env": self.env,
+            "total": self.total,
+            "score": round(self.score(), 4),
+            "per_level": {lv: round(self.score(lv), 4) for lv in LEVELS},
+            "seconds": round(self.seconds, 2),
+            "survivors": [asdict(r) for r in self.survivors()],
+        }
 
 
 class _MutantSession(Session):
-    def __init__(self, env: "MutantEnvironment", snapshot: Any = None):
+    def __init__(self, env: MutantEnvironment, snapshot: Any = None):
         super().__init__(env, snapshot)
         self._menv = env
 
@@ -138,6 +143,7 @@ def _corrupt(pk: str) -> Callable[[str, dict[str, Any], dict[str, Any]], dict[st
         k = names[-1]
         target[k] = _corrupt_value(target[k])
         return out
+
     return wrap
 
 
@@ -147,6 +153,7 @@ def _page_off_by_one(page_size: int, max_size: int) -> Callable[[str, dict[str, 
         if isinstance(limit, int) and not isinstance(limit, bool) and 1 <= limit < max_size:
             return {**args, "limit": limit + 1}
         return args
+
     return wrap_args
 
 
@@ -170,7 +177,9 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
     for ti, t in enumerate(spec.tools):
         ent = spec.entity(t.entity)
 
-        def edit(kind: str, what: str, fn: Callable[[ToolSpec, EnvSpec], None], tools: list[str] | None = None) -> None:
+        def edit(
+            kind: str, what: str, fn: Callable[[ToolSpec, EnvSpec], None], tools: list[str] | None = None
+        ) -> None:
             m = _copy(spec)
             fn(m.tools[ti], m)
             try:
@@ -188,51 +197,99 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
                 if p.op in _OP_SWAP:
                     new = _OP_SWAP[p.op]
                     if new == "contains" or not (p.op == "contains" and p.type not in (FieldType.string,)):
-                        edit("filter_op", f"{p.name} {p.op}->{new}",
-                             lambda mt, m, i=i, new=new: setattr(mt.params[i], "op", new))
-                others = [f.name for f in ent.fields if f.type == ent.field(p.field).type and f.name != p.field]
+                        edit(
+                            "filter_op",
+                            f"{p.name} {p.op}->{new}",
+                            lambda mt, m, i=i, new=new: setattr(mt.params[i], "op", new),
+                        )
+                others = [
+                    f.name for f in ent.fields if f.type == ent.field(p.field).type and f.name != p.field
+                ]
                 if others:
-                    edit("filter_field", f"{p.name}->{others[0]}",
-                         lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o))
+                    edit(
+                        "filter_field",
+                        f"{p.name}->{others[0]}",
+                        lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o),
+                    )
             if t.kind in (ToolKind.create, ToolKind.update) and p.field and not p.key:
                 f = ent.field(p.field)
-                others = [g.name for g in ent.fields if g.type == f.type and g.name != f.name
-                          and g.name != ent.primary_key and not g.ref and not f.ref]
+                others = [
+                    g.name
+                    for g in ent.fields
+                    if g.type == f.type
+                    and g.name != f.name
+                    and g.name != ent.primary_key
+                    and not g.ref
+                    and not f.ref
+                ]
                 if others:
-                    edit("param_field", f"{p.name}->{others[0]}",
-                         lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o))
+                    edit(
+                        "param_field",
+                        f"{p.name}->{others[0]}",
+                        lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o),
+                    )
             if p.required and not p.key and not _rejected_anyway(spec, t, p.name):
                 edit("drop_required", p.name, lambda mt, m, i=i: setattr(mt.params[i], "required", False))
             if p.enum and p.type in (FieldType.enum, FieldType.string):
+
                 def drop_enum(mt: ToolSpec, m: EnvSpec, i: int = i) -> None:
                     mt.params[i].type = FieldType.string
                     mt.params[i].enum = None
+
                 edit("drop_enum", p.name, drop_enum)
             if p.minimum is not None or p.maximum is not None:
+
                 def drop_bounds(mt: ToolSpec, m: EnvSpec, i: int = i) -> None:
                     mt.params[i].minimum = None
                     mt.params[i].maximum = None
+
                 edit("drop_bounds", p.name, drop_bounds)
         if t.kind == ToolKind.list:
             if t.sort and t.sort.default:
-                edit("sort", "flip default order", lambda mt, m: setattr(mt.sort, "descending", not mt.sort.descending))
+                edit(
+                    "sort",
+                    "flip default order",
+                    lambda mt, m: setattr(mt.sort, "descending", not mt.sort.descending),
+                )
             if t.page_size < t.max_page_size:
-                edit("page_size", f"{t.page_size}->{t.page_size + 1}", lambda mt, m: setattr(mt, "page_size", mt.page_size + 1))
-            out.append(Mutant(f"page_off_by_one:{t.name}", "page_off_by_one", [t.name], spec,
-                              wrap_args=_page_off_by_one(t.page_size, t.max_page_size)))
+                edit(
+                    "page_size",
+                    f"{t.page_size}->{t.page_size + 1}",
+                    lambda mt, m: setattr(mt, "page_size", mt.page_size + 1),
+                )
+            out.append(
+                Mutant(
+                    f"page_off_by_one:{t.name}",
+                    "page_off_by_one",
+                    [t.name],
+                    spec,
+                    wrap_args=_page_off_by_one(t.page_size, t.max_page_size),
+                )
+            )
         if t.kind == ToolKind.get:
             names = t.returns or [f.name for f in ent.fields]
             if len(names) > 1:
-                edit("returns", f"drop {names[-1]}", lambda mt, m, names=names: setattr(mt, "returns", names[:-1]))
-        out.append(Mutant(f"corrupt_result:{t.name}", "corrupt_result", [t.name], spec, wrap=_corrupt(ent.primary_key)))
+                edit(
+                    "returns",
+                    f"drop {names[-1]}",
+                    lambda mt, m, names=names: setattr(mt, "returns", names[:-1]),
+                )
+        out.append(
+            Mutant(
+                f"corrupt_result:{t.name}", "corrupt_result", [t.name], spec, wrap=_corrupt(ent.primary_key)
+            )
+        )
     # foreign keys the tools write without crossing them in a path
     for ei, e in enumerate(spec.entities):
         for fi, f in enumerate(e.fields):
             if not f.ref:
                 continue
             users = [t for t in spec.tools if t.entity == e.name]
-            writers = [t for t in users if t.kind in (ToolKind.create, ToolKind.update)
-                       and any(p.field == f.name for p in t.params)]
+            writers = [
+                t
+                for t in users
+                if t.kind in (ToolKind.create, ToolKind.update) and any(p.field == f.name for p in t.params)
+            ]
             if not writers or any(f.name in _paths(t) for t in users):
                 continue
             m = _copy(spec)
@@ -262,8 +319,9 @@ def _check_mutant(base: Environment, mutant: Mutant, cas: Cassette, seed: int) -
     try:
         menv = MutantEnvironment(base, mutant)
     except Exception as e:
-        return MutantResult(mutant.name, mutant.kind, mutant.tools, {lv: True for lv in LEVELS},
-                            f"mutant does not load: {e}")
+        return MutantResult(
+            mutant.name, mutant.kind, mutant.tools, {lv: True for lv in LEVELS}, f"mutant does not load: {e}"
+        )
     caught = {}
     detail = ""
     expected = base.spec
@@ -277,8 +335,13 @@ def _check_mutant(base: Environment, mutant: Mutant, cas: Cassette, seed: int) -
         caught[level] = bool(fails)
         if fails and not detail:
             detail = f"{level}: {fails[0][:200]}"
-    relevant = Cassette(cas.env, cas.spec_digest, cas.seed, cas.initial_hash,
-                        [s for s in cas.sequences if any(st["tool"] in mutant.tools for st in s)])
+    relevant = Cassette(
+        cas.env,
+        cas.spec_digest,
+        cas.seed,
+        cas.initial_hash,
+        [s for s in cas.sequences if any(st["tool"] in mutant.tools for st in s)],
+    )
     try:
         l3 = replay_cassette(menv, relevant)
         bad = [c for c in l3 if not c.ok]
@@ -290,9 +353,15 @@ def _check_mutant(base: Environment, mutant: Mutant, cas: Cassette, seed: int) -
     return MutantResult(mutant.name, mutant.kind, mutant.tools, caught, detail)
 
 
-def run_mutants(spec: EnvSpec | Environment, *, env: Environment | None = None, seed: int = 0,
-                cassette: Cassette | None = None, kinds: list[str] | None = None,
-                sample: int | None = None) -> MutationReport:
+def run_mutants(
+    spec: EnvSpec | Environment,
+    *,
+    env: Environment | None = None,
+    seed: int = 0,
+    cassette: Cassette | None = None,
+    kinds: list[str] | None = None,
+    sample: int | None = None,
+) -> MutationReport:
     """Build the mutants of an environment, run L1/L2/L3 against each, report the share caught.
 
     ``spec`` is an EnvSpec (its template is built) or an Environment. ``sample`` checks an evenly

@@ -81,8 +81,9 @@ def _sort_key(v: Any) -> tuple:
     return (2, str(v))
 
 
-def list_oracle(spec: EnvSpec, tool: ToolSpec, rows: list[dict[str, Any]], args: dict[str, Any],
-                cache: dict | None = None) -> dict[str, Any]:
+def list_oracle(
+    spec: EnvSpec, tool: ToolSpec, rows: list[dict[str, Any]], args: dict[str, Any], cache: dict | None = None
+) -> dict[str, Any]:
     """The documented result of list ``tool`` with ``args`` over all ``rows`` of its entity.
 
     ``cache`` (a dict kept by the caller for one state) reuses the filtered, sorted rows
@@ -98,12 +99,18 @@ def list_oracle(spec: EnvSpec, tool: ToolSpec, rows: list[dict[str, Any]], args:
             cache[ckey] = out
     limit = paging.get("limit", tool.page_size)
     offset = paging.get("offset", 0)
-    page = out[offset:offset + limit]
-    return {"items": [project(tool, r) for r in page], "count": len(page), "offset": offset,
-            "has_more": len(out) > offset + limit}
+    page = out[offset : offset + limit]
+    return {
+        "items": [project(tool, r) for r in page],
+        "count": len(page),
+        "offset": offset,
+        "has_more": len(out) > offset + limit,
+    }
 
 
-def _ordered(spec: EnvSpec, tool: ToolSpec, rows: list[dict[str, Any]], args: dict[str, Any]) -> list[dict[str, Any]]:
+def _ordered(
+    spec: EnvSpec, tool: ToolSpec, rows: list[dict[str, Any]], args: dict[str, Any]
+) -> list[dict[str, Any]]:
     ent = spec.entity(tool.entity)
     a = dict(args)
     for p in tool.params:
@@ -119,7 +126,11 @@ def _ordered(spec: EnvSpec, tool: ToolSpec, rows: list[dict[str, Any]], args: di
     default = tool.sort.default if tool.sort and tool.sort.default else ent.primary_key
     sort_by = a.get("sort_by", default)
     order = a.get("sort_order")
-    desc = (order == "desc") if order else (bool(tool.sort and tool.sort.descending) if "sort_by" not in a else False)
+    desc = (
+        (order == "desc")
+        if order
+        else (bool(tool.sort and tool.sort.descending) if "sort_by" not in a else False)
+    )
     if sort_by != ent.primary_key:
         out = sorted(out, key=lambda r: _sort_key(r[sort_by]), reverse=desc)
     elif desc:
@@ -208,8 +219,9 @@ def normalize_row(ent: EntitySpec, row: dict[str, Any]) -> dict[str, Any]:
     return {f.name: _norm(f.type, row.get(f.name)) for f in ent.fields}
 
 
-def effect_oracle(spec: EnvSpec, tool: ToolSpec, session: Any, args: dict[str, Any]
-                  ) -> dict[tuple[str, Any], dict[str, Any] | None]:
+def effect_oracle(
+    spec: EnvSpec, tool: ToolSpec, session: Any, args: dict[str, Any]
+) -> dict[tuple[str, Any], dict[str, Any] | None]:
     """Predicted rows after ``tool(args)`` succeeds, read from the pre-call state of ``session``.
 
     Maps (entity, key) to the row's expected values (None: the row is deleted). For a create

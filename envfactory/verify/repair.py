@@ -39,7 +39,9 @@ def repair_spec(spec: EnvSpec) -> tuple[EnvSpec, list[str]]:
     for t in s.tools:
         ent = ents[t.entity]
         if t.kind == ToolKind.create:
-            set_by = {p.field for p in t.params if p.field} | {e.field for e in t.effects if "." not in e.field}
+            set_by = {p.field for p in t.params if p.field} | {
+                e.field for e in t.effects if "." not in e.field
+            }
             for f in ent.fields:
                 if f.name == ent.primary_key or f.nullable or f.default is not None or f.name in set_by:
                     continue
@@ -59,7 +61,9 @@ def repair_spec(spec: EnvSpec) -> tuple[EnvSpec, list[str]]:
                         done.append(f"{t.name}: precondition on {c.field} dropped impossible values {bad}")
                         kept.append(c)
                     else:
-                        done.append(f"{t.name}: dropped precondition on {c.field} with impossible value {bad}")
+                        done.append(
+                            f"{t.name}: dropped precondition on {c.field} with impossible value {bad}"
+                        )
                     continue
             kept.append(c)
         t.preconditions = kept
@@ -69,8 +73,12 @@ def repair_spec(spec: EnvSpec) -> tuple[EnvSpec, list[str]]:
             if t.kind == ToolKind.list and f is not None and f.type in (FieldType.object, FieldType.array):
                 done.append(f"{t.name}: removed filter '{p.name}' on JSON field {ent.name}.{f.name}")
                 continue
-            if t.kind == ToolKind.list and p.op == "contains" and f is not None and \
-                    f.type not in (FieldType.string, FieldType.enum):
+            if (
+                t.kind == ToolKind.list
+                and p.op == "contains"
+                and f is not None
+                and f.type not in (FieldType.string, FieldType.enum)
+            ):
                 p.op = "eq"
                 done.append(f"{t.name}: filter '{p.name}' on non-text field uses eq instead of contains")
             if p.minimum is not None and p.maximum is not None and p.minimum > p.maximum:
@@ -88,9 +96,15 @@ def _same_data(a: EnvSpec, b: EnvSpec) -> bool:
     return dump(a) == dump(b)
 
 
-def verify_and_repair(spec: EnvSpec, *, out_dir: str | os.PathLike | None = None, seed: int = 0, rounds: int = 2,
-                      doc_examples: list | None = None, mutants: bool = False
-                      ) -> tuple[EnvSpec | None, VerificationReport]:
+def verify_and_repair(
+    spec: EnvSpec,
+    *,
+    out_dir: str | os.PathLike | None = None,
+    seed: int = 0,
+    rounds: int = 2,
+    doc_examples: list | None = None,
+    mutants: bool = False,
+) -> tuple[EnvSpec | None, VerificationReport]:
     """Verify ``spec``, repair by rule, exclude tools that still fail; None when no tool remains.
 
     Writes ``<out_dir>/verification.json`` and ``<out_dir>/cassettes/<env>.json`` when ``out_dir``
@@ -104,7 +118,9 @@ def verify_and_repair(spec: EnvSpec, *, out_dir: str | os.PathLike | None = None
     for rnd in range(rounds + 1):
         try:
             if env is not None and _same_data(env.spec, current):
-                env = Environment(current, env.template, template_state=env.template_snapshot)  # same data: same template
+                env = Environment(
+                    current, env.template, template_state=env.template_snapshot
+                )  # same data: same template
             else:
                 env = Environment.from_spec(current)
         except EnvFactoryError as e:
@@ -117,11 +133,19 @@ def verify_and_repair(spec: EnvSpec, *, out_dir: str | os.PathLike | None = None
             break
         for name in failing:
             excluded.append({"tool": name, "reason": report.tools[name].first_failure()[:400]})
-        current = current.model_copy(update={
-            "tools": [t for t in current.tools if t.name not in failing],
-            "excluded": [*current.excluded, *(f"{x['tool']}: failed verification ({x['reason'][:200]})"
-                                              for x in excluded if x["tool"] in failing)],
-        })
+        current = current.model_copy(
+            update={
+                "tools": [t for t in current.tools if t.name not in failing],
+                "excluded": [
+                    *current.excluded,
+                    *(
+                        f"{x['tool']}: failed verification ({x['reason'][:200]})"
+                        for x in excluded
+                        if x["tool"] in failing
+                    ),
+                ],
+            }
+        )
         if not current.tools:
             break
     report.repairs = repairs
@@ -130,9 +154,14 @@ def verify_and_repair(spec: EnvSpec, *, out_dir: str | os.PathLike | None = None
     result: EnvSpec | None = current if current.tools and built else None
     final_env = None
     if result is not None and env is not None:
-        final_env = env if env.spec is result else Environment(result, env.template, template_state=env.template_snapshot)
+        final_env = (
+            env
+            if env.spec is result
+            else Environment(result, env.template, template_state=env.template_snapshot)
+        )
     if final_env is not None and mutants:
         from .mutants import run_mutants
+
         report.mutation = run_mutants(final_env, seed=seed).to_dict()
     report.seconds = time.perf_counter() - t0
     if out_dir is not None:
@@ -141,4 +170,3 @@ def verify_and_repair(spec: EnvSpec, *, out_dir: str | os.PathLike | None = None
             save_cassette(record_cassette(final_env, seed=seed), out / "cassettes")
         report.save(out / "verification.json")
     return result, report
-

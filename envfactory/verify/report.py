@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from .cassette import (
-    check_doc_examples,
     cassette_path,
+    check_doc_examples,
     load_cassette,
     record_cassette,
     replay_cassette,
@@ -44,7 +44,10 @@ class ToolReport:
         return ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "messages": {k: v for k, v in self.messages.items() if v and v != "ok"}}
+        return {
+            "status": self.status,
+            "messages": {k: v for k, v in self.messages.items() if v and v != "ok"},
+        }
 
 
 @dataclass
@@ -72,11 +75,20 @@ class VerificationReport:
     def to_dict(self) -> dict[str, Any]:
         """What ``verification.json`` holds: the findings, no timings (the file is committed
         beside env.yaml, and the same environment must give the same bytes)."""
-        mutation = None if self.mutation is None else {k: v for k, v in self.mutation.items() if k != "seconds"}
-        return {"env": self.env, "domain": self.domain, "ok": self.ok,
-                "rounds": self.rounds, "tools": {n: t.to_dict() for n, t in self.tools.items()},
-                "env_messages": self.env_messages, "excluded": self.excluded, "repairs": self.repairs,
-                "mutation": mutation}
+        mutation = (
+            None if self.mutation is None else {k: v for k, v in self.mutation.items() if k != "seconds"}
+        )
+        return {
+            "env": self.env,
+            "domain": self.domain,
+            "ok": self.ok,
+            "rounds": self.rounds,
+            "tools": {n: t.to_dict() for n, t in self.tools.items()},
+            "env_messages": self.env_messages,
+            "excluded": self.excluded,
+            "repairs": self.repairs,
+            "mutation": mutation,
+        }
 
     def save(self, path: str | os.PathLike) -> Path:
         p = Path(path)
@@ -101,9 +113,15 @@ def _fold(report: VerificationReport, checks: list[ToolCheck]) -> None:
         tr.messages[c.level] = c.message
 
 
-def verify_environment(env: Any, *, seed: int = 0, cassettes_dir: str | os.PathLike | None = None,
-                       record: bool = False, doc_examples: list | None = None,
-                       mutants: bool = False) -> VerificationReport:
+def verify_environment(
+    env: Any,
+    *,
+    seed: int = 0,
+    cassettes_dir: str | os.PathLike | None = None,
+    record: bool = False,
+    doc_examples: list | None = None,
+    mutants: bool = False,
+) -> VerificationReport:
     """Smoke, L1, L2 and L3 (replaying ``cassettes_dir``'s cassette; recorded there when missing
     and ``record``; otherwise recorded in memory) on ``env``; the mutation score when ``mutants``."""
     t0 = time.perf_counter()
@@ -118,12 +136,16 @@ def verify_environment(env: Any, *, seed: int = 0, cassettes_dir: str | os.PathL
     if cassettes_dir is not None and cassette_path(cassettes_dir, spec.name).is_file():
         cas = load_cassette(cassette_path(cassettes_dir, spec.name))
         if cas.spec_digest != _digest(spec):
-            report.env_messages.append("L3: the cassette was recorded for another version of the spec; "
-                                       "record it again (envfactory verify --record)")
+            report.env_messages.append(
+                "L3: the cassette was recorded for another version of the spec; "
+                "record it again (envfactory verify --record)"
+            )
             cas = None
     elif cassettes_dir is not None and not record:
-        report.env_messages.append(f"L3: no cassette at {cassette_path(cassettes_dir, spec.name)}; "
-                                   f"record one (envfactory verify --record)")
+        report.env_messages.append(
+            f"L3: no cassette at {cassette_path(cassettes_dir, spec.name)}; "
+            f"record one (envfactory verify --record)"
+        )
     if cas is None and not report.env_messages:
         cas = record_cassette(env, seed=seed)
         if cassettes_dir is not None and record:
@@ -134,6 +156,7 @@ def verify_environment(env: Any, *, seed: int = 0, cassettes_dir: str | os.PathL
         _fold(report, check_doc_examples(env, doc_examples))
     if mutants:
         from .mutants import run_mutants
+
         report.mutation = run_mutants(env, seed=seed, cassette=cas).to_dict()
     report.seconds = time.perf_counter() - t0
     return report
@@ -141,4 +164,5 @@ def verify_environment(env: Any, *, seed: int = 0, cassettes_dir: str | os.PathL
 
 def _digest(spec: Any) -> str:
     from ..spec import spec_digest
+
     return spec_digest(spec)

@@ -88,7 +88,9 @@ def _check_tool(env: Any, tool: ToolSpec, seed: int, expected: Any) -> ToolCheck
                 if arg and arg not in str(e):
                     return ToolCheck(tool.name, False, "smoke", f"{what}: error does not name '{arg}': {e}")
             except RuntimeToolError as e:
-                return ToolCheck(tool.name, False, "smoke", f"{what}: expected invalid_argument, got {e.code}: {e}")
+                return ToolCheck(
+                    tool.name, False, "smoke", f"{what}: expected invalid_argument, got {e.code}: {e}"
+                )
             if s.state_hash() != h0:
                 return ToolCheck(tool.name, False, "smoke", f"{what}: rejected call changed the state")
         try:

@@ -11,18 +11,24 @@ from pathlib import Path
 import pytest
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "MANIFEST.tsv") if CORPUS.is_dir() else []
+FILES = (
+    sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "MANIFEST.tsv")
+    if CORPUS.is_dir()
+    else []
+)
 
 
 def build_one(path: str) -> tuple[str, str, int, int, str]:
     """(file, outcome, envs, tools, detail); outcome is ok | failed | crash."""
-    from envfactory.pipelines import build_source
     from envfactory.errors import ExploreError, IngestError
+    from envfactory.pipelines import build_source
 
     with tempfile.TemporaryDirectory() as out:
         try:
             # one env per giant document and a tenth of the seed rows keep this in the time budget
-            r = build_source(path, out_dir=out, domain="corpus", verify=True, max_envs_per_doc=1, row_scale=0.1)
+            r = build_source(
+                path, out_dir=out, domain="corpus", verify=True, max_envs_per_doc=1, row_scale=0.1
+            )
         except (IngestError, ExploreError) as e:
             return path, "failed", 0, 0, str(e)
         except Exception as e:  # noqa: BLE001 - a crash is the finding this test reports
@@ -49,7 +55,9 @@ def test_corpus_yields_environments_or_one_line_errors():
         print(f"failed: {Path(f).name}: {d}")
     envs = sum(r[2] for r in ok)
     tools = sum(r[3] for r in ok)
-    print(f"\ncorpus yield: {len(ok)}/{len(results)} files yield environments "
-          f"({100 * len(ok) / len(results):.0f}%), {envs} environments, {tools} tools")
+    print(
+        f"\ncorpus yield: {len(ok)}/{len(results)} files yield environments "
+        f"({100 * len(ok) / len(results):.0f}%), {envs} environments, {tools} tools"
+    )
     assert not crashes, crashes
     assert len(ok) / len(results) >= 0.85

@@ -11,8 +11,13 @@ from .conftest import body, ok, openapi, path_param, query
 def _wide_customer():
     # 30 documented properties; the required ``name`` comes after 24 others (a cap kept document order)
     props = {f"attr_{i:02d}": {"type": "string"} for i in range(25)}
-    props |= {"name": {"type": "string"}, "sort_direction": {"type": "string"}, "email": {"type": "string"},
-              "tier": {"type": "string", "enum": ["GOLD", "SILVER"]}, "notes": {"type": "string"}}
+    props |= {
+        "name": {"type": "string"},
+        "sort_direction": {"type": "string"},
+        "email": {"type": "string"},
+        "tier": {"type": "string", "enum": ["GOLD", "SILVER"]},
+        "notes": {"type": "string"},
+    }
     return {"type": "object", "required": ["name", "email"], "properties": props}
 
 
@@ -20,11 +25,15 @@ CUSTOMER = {"type": "object", "properties": {"id": {"type": "string"}, "name": {
 
 
 def test_create_keeps_every_documented_body_property_with_its_required_flag():
-    doc = openapi({
-        "/customers": {"get": {"responses": ok({"type": "array", "items": CUSTOMER})},
-                       "post": {"requestBody": body(_wide_customer()), "responses": ok(CUSTOMER)}},
-        "/customers/{id}": {"get": {"parameters": [path_param("id")], "responses": ok(CUSTOMER)}},
-    })
+    doc = openapi(
+        {
+            "/customers": {
+                "get": {"responses": ok({"type": "array", "items": CUSTOMER})},
+                "post": {"requestBody": body(_wide_customer()), "responses": ok(CUSTOMER)},
+            },
+            "/customers/{id}": {"get": {"parameters": [path_param("id")], "responses": ok(CUSTOMER)}},
+        }
+    )
     spec = explore(doc, domain="t").envs[0]
     create = next(t for t in spec.tools if t.kind.value == "create")
     names = {p.name: p for p in create.params}
@@ -34,17 +43,43 @@ def test_create_keeps_every_documented_body_property_with_its_required_flag():
 
 
 def test_wrapper_and_jsonapi_bodies_are_unwrapped():
-    txn = {"type": "object", "required": ["amount"], "properties": {"amount": {"type": "number"},
-                                                                     "memo": {"type": "string"}}}
-    jsonapi = {"type": "object", "properties": {"data": {"type": "object", "properties": {
-        "type": {"type": "string"}, "attributes": {"type": "object", "required": ["title"], "properties": {
-            "title": {"type": "string"}, "body": {"type": "string"}}}}}}}
-    doc = openapi({
-        "/transactions": {"post": {"requestBody": body({"type": "object", "properties": {"transaction": txn}}),
-                                   "responses": ok({"type": "object", "properties": {"id": {"type": "string"}}})}},
-        "/articles": {"post": {"requestBody": body(jsonapi),
-                               "responses": ok({"type": "object", "properties": {"id": {"type": "string"}}})}},
-    })
+    txn = {
+        "type": "object",
+        "required": ["amount"],
+        "properties": {"amount": {"type": "number"}, "memo": {"type": "string"}},
+    }
+    jsonapi = {
+        "type": "object",
+        "properties": {
+            "data": {
+                "type": "object",
+                "properties": {
+                    "type": {"type": "string"},
+                    "attributes": {
+                        "type": "object",
+                        "required": ["title"],
+                        "properties": {"title": {"type": "string"}, "body": {"type": "string"}},
+                    },
+                },
+            }
+        },
+    }
+    doc = openapi(
+        {
+            "/transactions": {
+                "post": {
+                    "requestBody": body({"type": "object", "properties": {"transaction": txn}}),
+                    "responses": ok({"type": "object", "properties": {"id": {"type": "string"}}}),
+                }
+            },
+            "/articles": {
+                "post": {
+                    "requestBody": body(jsonapi),
+                    "responses": ok({"type": "object", "properties": {"id": {"type": "string"}}}),
+                }
+            },
+        }
+    )
     tools = {t.source: t for e in explore(doc, domain="t").envs for t in e.tools}
     t = {p.name: p.required for p in tools["POST /transactions"].params}
     assert t == {"amount": True, "memo": False}
@@ -53,20 +88,41 @@ def test_wrapper_and_jsonapi_bodies_are_unwrapped():
 
 
 def test_envelopes_and_controls_are_not_fields_and_id_lists_filter_by_id():
-    order = {"type": "object", "properties": {"id": {"type": "string"}, "status": {"type": "string"},
-                                              "CustomerIDFK": {"type": "string"}}}
-    page = {"type": "object", "properties": {"data": {"type": "array", "items": order},
-                                             "total_items": {"type": "integer"}, "total_pages": {"type": "integer"},
-                                             "links": {"type": "object"}}}
-    doc = openapi({
-        "/orders": {"get": {"parameters": [query("orderby", {"type": "string"}), query("fields", {"type": "string"}),
-                                           query("page", {"type": "integer"}),
-                                           query("order_ids", {"type": "array", "items": {"type": "string"}})],
-                            "responses": ok(page)}},
-        "/orders/{id}": {"get": {"parameters": [path_param("id")], "responses": ok(order)}},
-        "/customers": {"get": {"responses": ok({"type": "array", "items": CUSTOMER})}},
-        "/customers/{id}": {"get": {"parameters": [path_param("id")], "responses": ok(CUSTOMER)}},
-    })
+    order = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "status": {"type": "string"},
+            "CustomerIDFK": {"type": "string"},
+        },
+    }
+    page = {
+        "type": "object",
+        "properties": {
+            "data": {"type": "array", "items": order},
+            "total_items": {"type": "integer"},
+            "total_pages": {"type": "integer"},
+            "links": {"type": "object"},
+        },
+    }
+    doc = openapi(
+        {
+            "/orders": {
+                "get": {
+                    "parameters": [
+                        query("orderby", {"type": "string"}),
+                        query("fields", {"type": "string"}),
+                        query("page", {"type": "integer"}),
+                        query("order_ids", {"type": "array", "items": {"type": "string"}}),
+                    ],
+                    "responses": ok(page),
+                }
+            },
+            "/orders/{id}": {"get": {"parameters": [path_param("id")], "responses": ok(order)}},
+            "/customers": {"get": {"responses": ok({"type": "array", "items": CUSTOMER})}},
+            "/customers/{id}": {"get": {"parameters": [path_param("id")], "responses": ok(CUSTOMER)}},
+        }
+    )
     spec = next(e for e in explore(doc, domain="t").envs if any(x.name == "order" for x in e.entities))
     fields = {f.name: f for f in spec.entity("order").fields}
     assert not {"total_items", "total_pages", "links", "orderby", "fields", "page", "data"} & set(fields)
@@ -78,13 +134,21 @@ def test_envelopes_and_controls_are_not_fields_and_id_lists_filter_by_id():
 
 
 def test_enum_case_is_kept_for_actions():
-    inv = {"type": "object", "properties": {"id": {"type": "string"}, "number": {"type": "string"},
-                                            "status": {"type": "string", "enum": ["DRAFT", "SENT", "PAID", "VOID"]}}}
-    doc = openapi({
-        "/invoices": {"get": {"responses": ok({"type": "array", "items": inv})}},
-        "/invoices/{id}": {"get": {"parameters": [path_param("id")], "responses": ok(inv)}},
-        "/invoices/{id}/send": {"post": {"parameters": [path_param("id")], "responses": ok(inv)}},
-    })
+    inv = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "number": {"type": "string"},
+            "status": {"type": "string", "enum": ["DRAFT", "SENT", "PAID", "VOID"]},
+        },
+    }
+    doc = openapi(
+        {
+            "/invoices": {"get": {"responses": ok({"type": "array", "items": inv})}},
+            "/invoices/{id}": {"get": {"parameters": [path_param("id")], "responses": ok(inv)}},
+            "/invoices/{id}/send": {"post": {"parameters": [path_param("id")], "responses": ok(inv)}},
+        }
+    )
     spec = explore(doc, domain="t").envs[0]
     assert spec.entity("invoice").field("status").enum == ["DRAFT", "SENT", "PAID", "VOID"]
     send = next(t for t in spec.tools if t.kind.value == "action")
@@ -92,18 +156,33 @@ def test_enum_case_is_kept_for_actions():
 
 
 def test_fidelity_report_counts_operations_drops_and_body():
-    doc = openapi({
-        "/customers": {"get": {"responses": ok({"type": "array", "items": CUSTOMER})},
-                       "post": {"requestBody": body(_wide_customer()), "responses": ok(CUSTOMER)}},
-        "/customers/{id}": {"get": {"parameters": [path_param("id")], "responses": ok(CUSTOMER)}},
-        "/webhooks": {"post": {"requestBody": body({"type": "object", "properties": {"url": {"type": "string"}}}),
-                               "responses": ok(CUSTOMER)}},
-    })
+    doc = openapi(
+        {
+            "/customers": {
+                "get": {"responses": ok({"type": "array", "items": CUSTOMER})},
+                "post": {"requestBody": body(_wide_customer()), "responses": ok(CUSTOMER)},
+            },
+            "/customers/{id}": {"get": {"parameters": [path_param("id")], "responses": ok(CUSTOMER)}},
+            "/webhooks": {
+                "post": {
+                    "requestBody": body({"type": "object", "properties": {"url": {"type": "string"}}}),
+                    "responses": ok(CUSTOMER),
+                }
+            },
+        }
+    )
     res = explore(doc, domain="t")
     dropped_tool = res.envs[0].tools[0]
     shipped = [res.envs[0].model_copy(update={"tools": res.envs[0].tools[1:]})]
-    rep = build_fidelity([doc], res.excluded, res.envs, shipped,
-                         {(res.envs[0].name, dropped_tool.name): "L2: failed"}, {}, res.origins)
+    rep = build_fidelity(
+        [doc],
+        res.excluded,
+        res.envs,
+        shipped,
+        {(res.envs[0].name, dropped_tool.name): "L2: failed"},
+        {},
+        res.origins,
+    )
     d = rep.documents[0]
     assert (d.operations, d.tools_made, d.verified) == (4, 3, 2)
     stages = {x.operation: x.stage for x in d.dropped}

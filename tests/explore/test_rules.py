@@ -18,43 +18,49 @@ def _env(doc):
     return res, res.envs[0]
 
 
-@pytest.mark.parametrize("method,path,kind,entity,verb", [
-    ("get", "/hotels", "list", "hotel", None),
-    ("get", "/v2/hotels/{hotelId}", "get", "hotel", None),
-    ("post", "/hotels", "create", "hotel", None),
-    ("put", "/hotels/{id}", "update", "hotel", None),
-    ("patch", "/hotels/{id}", "update", "hotel", None),
-    ("delete", "/hotels/{id}", "delete", "hotel", None),
-    ("post", "/bookings/{id}/cancel", "action", "booking", "cancel"),
-    ("post", "/bookings/{id}/check-in", "action", "booking", "check_in"),
-    ("post", "/orders/{orderId}/transfers/{tid}/cancellation", "action", "transfer", "cancel"),
-    ("post", "/todos/{todo_id}/completion.json", "action", "todo", "complete"),
-    ("delete", "/todos/{todo_id}/completion.json", "action", "todo", "reopen"),
-    ("get", "/hotel-offers", "list", "hotel_offer", None),
-    ("get", "/hotels/{hotelId}/offers", "list", "offer", None),
-    ("get", "/locations/hotels/by-city", "list", "hotel", None),
-    ("post", "/customers/search", "list", "customer", None),
-    ("get", "/conversations.list", "list", "conversation", None),
-    ("get", "/users.info", "get", "user", None),
-    ("post", "/conversations.archive", "action", "conversation", "archive"),
-])
+@pytest.mark.parametrize(
+    "method,path,kind,entity,verb",
+    [
+        ("get", "/hotels", "list", "hotel", None),
+        ("get", "/v2/hotels/{hotelId}", "get", "hotel", None),
+        ("post", "/hotels", "create", "hotel", None),
+        ("put", "/hotels/{id}", "update", "hotel", None),
+        ("patch", "/hotels/{id}", "update", "hotel", None),
+        ("delete", "/hotels/{id}", "delete", "hotel", None),
+        ("post", "/bookings/{id}/cancel", "action", "booking", "cancel"),
+        ("post", "/bookings/{id}/check-in", "action", "booking", "check_in"),
+        ("post", "/orders/{orderId}/transfers/{tid}/cancellation", "action", "transfer", "cancel"),
+        ("post", "/todos/{todo_id}/completion.json", "action", "todo", "complete"),
+        ("delete", "/todos/{todo_id}/completion.json", "action", "todo", "reopen"),
+        ("get", "/hotel-offers", "list", "hotel_offer", None),
+        ("get", "/hotels/{hotelId}/offers", "list", "offer", None),
+        ("get", "/locations/hotels/by-city", "list", "hotel", None),
+        ("post", "/customers/search", "list", "customer", None),
+        ("get", "/conversations.list", "list", "conversation", None),
+        ("get", "/users.info", "get", "user", None),
+        ("post", "/conversations.archive", "action", "conversation", "archive"),
+    ],
+)
 def test_operation_kinds(method, path, kind, entity, verb):
     plan = plan_operation(Operation(method=method, path=path))
     assert plan.reason is None
     assert (plan.kind, plan.entity, plan.verb) == (kind, entity, verb)
 
 
-@pytest.mark.parametrize("method,path,reason_word", [
-    ("get", "/health", "health"),
-    ("post", "/oauth/token", "authentication"),
-    ("post", "/auth/login", "authentication"),
-    ("post", "/webhooks", "webhook"),
-    ("post", "/files/upload", "upload"),
-    ("get", "/files/{id}/download", "download"),
-    ("get", "/$metadata", "metadata"),
-    ("head", "/hotels", "HEAD"),
-    ("delete", "/hotels", "bulk"),
-])
+@pytest.mark.parametrize(
+    "method,path,reason_word",
+    [
+        ("get", "/health", "health"),
+        ("post", "/oauth/token", "authentication"),
+        ("post", "/auth/login", "authentication"),
+        ("post", "/webhooks", "webhook"),
+        ("post", "/files/upload", "upload"),
+        ("get", "/files/{id}/download", "download"),
+        ("get", "/$metadata", "metadata"),
+        ("head", "/hotels", "HEAD"),
+        ("delete", "/hotels", "bulk"),
+    ],
+)
 def test_operations_without_state_meaning_are_excluded(method, path, reason_word):
     plan = plan_operation(Operation(method=method, path=path))
     assert plan.reason is not None and reason_word.lower() in plan.reason.lower()
@@ -66,7 +72,7 @@ def test_entities_keys_and_foreign_keys(hotel_doc):
     assert {"hotel", "booking", "offer"} <= names
     assert spec.entity("hotel").primary_key == "id"
     booking = spec.entity("booking")
-    assert booking.field("hotel_id").ref == "hotel"           # *_id naming a known entity
+    assert booking.field("hotel_id").ref == "hotel"  # *_id naming a known entity
     assert spec.entity("offer").field("hotel_id").ref == "hotel"  # path nesting
     assert booking.field("status").enum == ["pending", "confirmed", "cancelled", "completed"]
     assert booking.field("check_in").type.value == "date"
@@ -109,10 +115,13 @@ def test_create_params_required_and_server_set(hotel_doc):
     assert any(e.field == "status" and e.set == "pending" for e in t.effects)
 
 
-@pytest.mark.parametrize("tool,allowed,target,stamp", [
-    ("cancel_booking", ["pending", "confirmed"], "cancelled", "cancelled_at"),
-    ("confirm_booking", ["pending"], "confirmed", None),
-])
+@pytest.mark.parametrize(
+    "tool,allowed,target,stamp",
+    [
+        ("cancel_booking", ["pending", "confirmed"], "cancelled", "cancelled_at"),
+        ("confirm_booking", ["pending"], "confirmed", None),
+    ],
+)
 def test_action_preconditions_and_effects(hotel_doc, tool, allowed, target, stamp):
     _, spec = _env(hotel_doc)
     t = spec.tool(tool)
@@ -143,11 +152,23 @@ def test_excluded_ops_are_listed_with_reasons(hotel_doc):
 
 
 def test_status_synthesized_when_actions_need_one():
-    doc = openapi({
-        "/tickets": {"get": {"responses": ok({"type": "array", "items": ref("Ticket")})}},
-        "/tickets/{ticketId}": {"get": {"parameters": [path_param("ticketId")], "responses": ok(ref("Ticket"))}},
-        "/tickets/{ticketId}/close": {"post": {"parameters": [path_param("ticketId")], "responses": ok(ref("Ticket"))}},
-    }, {"Ticket": {"type": "object", "properties": {"id": {"type": "integer"}, "title": {"type": "string"}}}})
+    doc = openapi(
+        {
+            "/tickets": {"get": {"responses": ok({"type": "array", "items": ref("Ticket")})}},
+            "/tickets/{ticketId}": {
+                "get": {"parameters": [path_param("ticketId")], "responses": ok(ref("Ticket"))}
+            },
+            "/tickets/{ticketId}/close": {
+                "post": {"parameters": [path_param("ticketId")], "responses": ok(ref("Ticket"))}
+            },
+        },
+        {
+            "Ticket": {
+                "type": "object",
+                "properties": {"id": {"type": "integer"}, "title": {"type": "string"}},
+            }
+        },
+    )
     res, spec = _env(doc)
     f = spec.entity("ticket").field("status")
     assert "closed" in f.enum
@@ -157,25 +178,52 @@ def test_status_synthesized_when_actions_need_one():
 
 
 def test_boolean_flag_action():
-    doc = openapi({
-        "/notes/{noteId}": {"get": {"parameters": [path_param("noteId")], "responses": ok(ref("Note"))}},
-        "/notes/{noteId}/archive": {"post": {"parameters": [path_param("noteId")], "responses": ok(ref("Note"))}},
-    }, {"Note": {"type": "object", "properties": {"id": {"type": "string"}, "archived": {"type": "boolean"}}}})
+    doc = openapi(
+        {
+            "/notes/{noteId}": {"get": {"parameters": [path_param("noteId")], "responses": ok(ref("Note"))}},
+            "/notes/{noteId}/archive": {
+                "post": {"parameters": [path_param("noteId")], "responses": ok(ref("Note"))}
+            },
+        },
+        {
+            "Note": {
+                "type": "object",
+                "properties": {"id": {"type": "string"}, "archived": {"type": "boolean"}},
+            }
+        },
+    )
     _, spec = _env(doc)
     t = spec.tool("archive_note")
-    assert (t.preconditions[0].field, t.preconditions[0].op, t.preconditions[0].value) == ("archived", "ne", True)
+    assert (t.preconditions[0].field, t.preconditions[0].op, t.preconditions[0].value) == (
+        "archived",
+        "ne",
+        True,
+    )
     assert t.effects[0].set is True
 
 
 def test_update_without_fields_is_excluded_with_reason():
-    doc = openapi({
-        "/tags/{tagId}": {
-            "get": {"parameters": [path_param("tagId")], "responses": ok({"type": "object", "properties": {
-                "id": {"type": "string"}, "label": {"type": "string"}}})},
-            "put": {"parameters": [path_param("tagId")], "requestBody": body({"type": "object", "properties": {
-                "id": {"type": "string", "readOnly": True}}})},
-        },
-    })
+    doc = openapi(
+        {
+            "/tags/{tagId}": {
+                "get": {
+                    "parameters": [path_param("tagId")],
+                    "responses": ok(
+                        {
+                            "type": "object",
+                            "properties": {"id": {"type": "string"}, "label": {"type": "string"}},
+                        }
+                    ),
+                },
+                "put": {
+                    "parameters": [path_param("tagId")],
+                    "requestBody": body(
+                        {"type": "object", "properties": {"id": {"type": "string", "readOnly": True}}}
+                    ),
+                },
+            },
+        }
+    )
     res, spec = _env(doc)
     assert any(x.operation == "PUT /tags/{tagId}" and "no field" in x.reason for x in res.excluded)
 
@@ -223,55 +271,116 @@ def test_every_tool_of_the_example_is_callable(hotel_doc):
 
 # ---- several documents of one domain: one resource graph ------------------------------------------
 
-_TRAVELER = {"type": "object", "required": ["id", "name"], "properties": {
-    "id": {"type": "string"}, "name": {"type": "string"}, "email": {"type": "string"}}}
+_TRAVELER = {
+    "type": "object",
+    "required": ["id", "name"],
+    "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "email": {"type": "string"}},
+}
 
 
-def _travelers_doc(schema_name: str = "Traveler", pk: str = "id") -> "object":
-    schema = {**_TRAVELER, "properties": {pk: {"type": "string"}, "name": {"type": "string"},
-                                          "email": {"type": "string"}}, "required": [pk, "name"]}
-    return openapi({
-        "/travelers": {
-            "get": {"parameters": [query("name", {"type": "string"})],
-                    "responses": ok({"type": "array", "items": ref(schema_name)})},
-            "post": {"requestBody": body({"type": "object", "required": ["name"], "properties": {
-                "name": {"type": "string"}, "email": {"type": "string"}}}), "responses": ok(ref(schema_name))},
+def _travelers_doc(schema_name: str = "Traveler", pk: str = "id") -> object:
+    schema = {
+        **_TRAVELER,
+        "properties": {pk: {"type": "string"}, "name": {"type": "string"}, "email": {"type": "string"}},
+        "required": [pk, "name"],
+    }
+    return openapi(
+        {
+            "/travelers": {
+                "get": {
+                    "parameters": [query("name", {"type": "string"})],
+                    "responses": ok({"type": "array", "items": ref(schema_name)}),
+                },
+                "post": {
+                    "requestBody": body(
+                        {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {"name": {"type": "string"}, "email": {"type": "string"}},
+                        }
+                    ),
+                    "responses": ok(ref(schema_name)),
+                },
+            },
+            "/travelers/{travelerId}": {
+                "get": {"parameters": [path_param("travelerId")], "responses": ok(ref(schema_name))}
+            },
         },
-        "/travelers/{travelerId}": {"get": {"parameters": [path_param("travelerId")], "responses": ok(ref(schema_name))}},
-    }, {schema_name: schema}, title="Travel API - Trips")
+        {schema_name: schema},
+        title="Travel API - Trips",
+    )
 
 
-def _orders_doc(fk: str, nested: bool = False) -> "object":
-    order = {"type": "object", "required": ["id", "amount"], "properties": {
-        "id": {"type": "string"}, fk: {"type": "string"}, "amount": {"type": "number"},
-        "status": {"type": "string", "enum": ["pending", "confirmed", "cancelled"]}}}
-    create = {"type": "object", "required": [fk, "amount"], "properties": {fk: {"type": "string"},
-                                                                          "amount": {"type": "number"}}}
+def _orders_doc(fk: str, nested: bool = False) -> object:
+    order = {
+        "type": "object",
+        "required": ["id", "amount"],
+        "properties": {
+            "id": {"type": "string"},
+            fk: {"type": "string"},
+            "amount": {"type": "number"},
+            "status": {"type": "string", "enum": ["pending", "confirmed", "cancelled"]},
+        },
+    }
+    create = {
+        "type": "object",
+        "required": [fk, "amount"],
+        "properties": {fk: {"type": "string"}, "amount": {"type": "number"}},
+    }
     coll = "/travelers/{travelerId}/orders" if nested else "/orders"
     params = [path_param("travelerId")] if nested else []
     if nested:
         order["properties"].pop(fk)
         create = {"type": "object", "required": ["amount"], "properties": {"amount": {"type": "number"}}}
-    return openapi({
-        coll: {"get": {"parameters": params, "responses": ok({"type": "array", "items": ref("Order")})},
-               "post": {"parameters": params, "requestBody": body(create), "responses": ok(ref("Order"))}},
-        "/orders/{orderId}": {"get": {"parameters": [path_param("orderId")], "responses": ok(ref("Order"))}},
-        "/orders/{orderId}/cancel": {"post": {"parameters": [path_param("orderId")], "responses": ok(ref("Order"))}},
-    }, {"Order": order}, title="Travel API - Orders")
+    return openapi(
+        {
+            coll: {
+                "get": {"parameters": params, "responses": ok({"type": "array", "items": ref("Order")})},
+                "post": {"parameters": params, "requestBody": body(create), "responses": ok(ref("Order"))},
+            },
+            "/orders/{orderId}": {
+                "get": {"parameters": [path_param("orderId")], "responses": ok(ref("Order"))}
+            },
+            "/orders/{orderId}/cancel": {
+                "post": {"parameters": [path_param("orderId")], "responses": ok(ref("Order"))}
+            },
+        },
+        {"Order": order},
+        title="Travel API - Orders",
+    )
 
 
-@pytest.mark.parametrize("case,traveler_doc,orders_doc,fk", [
-    ("snake_case field", lambda: _travelers_doc(), lambda: _orders_doc("traveler_id"), "traveler_id"),
-    ("camelCase field", lambda: _travelers_doc(), lambda: _orders_doc("travelerId"), "traveler_id"),
-    ("suffixed schema name", lambda: _travelers_doc("TravelerResponse"), lambda: _orders_doc("traveler_id"),
-     "traveler_id"),
-    ("key named after the entity", lambda: _travelers_doc(pk="traveler_id"), lambda: _orders_doc("traveler_id"),
-     "traveler_id"),
-    ("role prefix before the entity", lambda: _travelers_doc(), lambda: _orders_doc("booker_traveler_id"),
-     "booker_traveler_id"),
-    ("path nesting across documents", lambda: _travelers_doc(), lambda: _orders_doc("traveler_id", nested=True),
-     "traveler_id"),
-])
+@pytest.mark.parametrize(
+    "case,traveler_doc,orders_doc,fk",
+    [
+        ("snake_case field", lambda: _travelers_doc(), lambda: _orders_doc("traveler_id"), "traveler_id"),
+        ("camelCase field", lambda: _travelers_doc(), lambda: _orders_doc("travelerId"), "traveler_id"),
+        (
+            "suffixed schema name",
+            lambda: _travelers_doc("TravelerResponse"),
+            lambda: _orders_doc("traveler_id"),
+            "traveler_id",
+        ),
+        (
+            "key named after the entity",
+            lambda: _travelers_doc(pk="traveler_id"),
+            lambda: _orders_doc("traveler_id"),
+            "traveler_id",
+        ),
+        (
+            "role prefix before the entity",
+            lambda: _travelers_doc(),
+            lambda: _orders_doc("booker_traveler_id"),
+            "booker_traveler_id",
+        ),
+        (
+            "path nesting across documents",
+            lambda: _travelers_doc(),
+            lambda: _orders_doc("traveler_id", nested=True),
+            "traveler_id",
+        ),
+    ],
+)
 @pytest.mark.parametrize("order_first", [False, True])
 def test_documents_of_a_domain_merge_into_one_graph(case, traveler_doc, orders_doc, fk, order_first):
     docs = [traveler_doc(), orders_doc()]
@@ -303,27 +412,68 @@ def test_single_documents_are_explored_one_by_one_without_merge():
 
 
 # POST /x/{x_id}/<verb>: an action on x, unless the answer is another resource with its own id.
-_ENROLLMENT = {"type": "object", "required": ["id", "course", "status"], "properties": {
-    "id": {"type": "string"}, "course": {"type": "string"},
-    "status": {"type": "string", "enum": ["enrolled", "waitlisted", "dropped", "completed"]},
-    "grade": {"type": "string", "nullable": True}, "dropped_on": {"type": "string", "format": "date", "nullable": True}}}
-_TICKET = {"type": "object", "required": ["id", "title", "status"], "properties": {
-    "id": {"type": "string"}, "title": {"type": "string"},
-    "status": {"type": "string", "enum": ["open", "closed", "reopened"]},
-    "assignee_user_id": {"type": "string", "nullable": True}}}
-_USER = {"type": "object", "required": ["id", "name"], "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
-_ORDER = {"type": "object", "required": ["id", "status"], "properties": {
-    "id": {"type": "string"}, "status": {"type": "string", "enum": ["paid", "refunded"]}, "total": {"type": "number"}}}
-_REFUND = {"type": "object", "required": ["refund_id", "order_id", "amount"], "properties": {
-    "refund_id": {"type": "string"}, "order_id": {"type": "string"}, "amount": {"type": "number"},
-    "reason": {"type": "string", "nullable": True}}}
+_ENROLLMENT = {
+    "type": "object",
+    "required": ["id", "course", "status"],
+    "properties": {
+        "id": {"type": "string"},
+        "course": {"type": "string"},
+        "status": {"type": "string", "enum": ["enrolled", "waitlisted", "dropped", "completed"]},
+        "grade": {"type": "string", "nullable": True},
+        "dropped_on": {"type": "string", "format": "date", "nullable": True},
+    },
+}
+_TICKET = {
+    "type": "object",
+    "required": ["id", "title", "status"],
+    "properties": {
+        "id": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "string", "enum": ["open", "closed", "reopened"]},
+        "assignee_user_id": {"type": "string", "nullable": True},
+    },
+}
+_USER = {
+    "type": "object",
+    "required": ["id", "name"],
+    "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+}
+_ORDER = {
+    "type": "object",
+    "required": ["id", "status"],
+    "properties": {
+        "id": {"type": "string"},
+        "status": {"type": "string", "enum": ["paid", "refunded"]},
+        "total": {"type": "number"},
+    },
+}
+_REFUND = {
+    "type": "object",
+    "required": ["refund_id", "order_id", "amount"],
+    "properties": {
+        "refund_id": {"type": "string"},
+        "order_id": {"type": "string"},
+        "amount": {"type": "number"},
+        "reason": {"type": "string", "nullable": True},
+    },
+}
 
 
-def _item_api(plural: str, schema: dict, verb: str, verb_body: dict | None, answer: dict, status: str = "200",
-              extra: dict | None = None):
+def _item_api(
+    plural: str,
+    schema: dict,
+    verb: str,
+    verb_body: dict | None,
+    answer: dict,
+    status: str = "200",
+    extra: dict | None = None,
+):
     item = "{%s_id}" % plural[:-1]
-    post: dict = {"summary": f"{verb} it", "parameters": [path_param(item[1:-1])],
-                  "responses": {status: ok(answer)["200"]}}
+    post: dict = {
+        "summary": f"{verb} it",
+        "parameters": [path_param(item[1:-1])],
+        "responses": {status: ok(answer)["200"]},
+    }
     if verb_body is not None:
         post["requestBody"] = body(verb_body)
     paths = {
@@ -338,19 +488,46 @@ def _item_api(plural: str, schema: dict, verb: str, verb_body: dict | None, answ
 @pytest.mark.parametrize("case", ["grade", "drop", "assign"])
 def test_post_verb_on_an_item_is_an_action_on_it(case):
     if case == "grade":  # the verb names a field: written from the argument
-        doc = _item_api("enrollments", _ENROLLMENT, "grade",
-                        {"type": "object", "required": ["grade"], "properties": {"grade": {"type": "string"}}}, _ENROLLMENT)
-        name, write, status_to, guard = "grade_enrollment", ("grade", "grade"), None, ("status", "in", ["enrolled", "completed"])
+        doc = _item_api(
+            "enrollments",
+            _ENROLLMENT,
+            "grade",
+            {"type": "object", "required": ["grade"], "properties": {"grade": {"type": "string"}}},
+            _ENROLLMENT,
+        )
+        name, write, status_to, guard = (
+            "grade_enrollment",
+            ("grade", "grade"),
+            None,
+            ("status", "in", ["enrolled", "completed"]),
+        )
     elif case == "drop":  # a table verb: a status move, with its timestamp
         doc = _item_api("enrollments", _ENROLLMENT, "drop", None, _ENROLLMENT)
-        name, write, status_to, guard = "drop_enrollment", None, "dropped", ("status", "in", ["enrolled", "waitlisted"])
+        name, write, status_to, guard = (
+            "drop_enrollment",
+            None,
+            "dropped",
+            ("status", "in", ["enrolled", "waitlisted"]),
+        )
     else:  # a foreign key written from the argument, only while the ticket is not closed
-        doc = _item_api("tickets", _TICKET, "assign",
-                        {"type": "object", "required": ["assignee_user_id"],
-                         "properties": {"assignee_user_id": {"type": "string"}}}, _TICKET,
-                        extra={"/users": {"get": {"responses": ok({"type": "array", "items": _USER})}}})
-        name, write, status_to, guard = "assign_ticket", ("assignee_user_id", "assignee_user_id"), None, \
-            ("status", "in", ["open", "reopened"])
+        doc = _item_api(
+            "tickets",
+            _TICKET,
+            "assign",
+            {
+                "type": "object",
+                "required": ["assignee_user_id"],
+                "properties": {"assignee_user_id": {"type": "string"}},
+            },
+            _TICKET,
+            extra={"/users": {"get": {"responses": ok({"type": "array", "items": _USER})}}},
+        )
+        name, write, status_to, guard = (
+            "assign_ticket",
+            ("assignee_user_id", "assignee_user_id"),
+            None,
+            ("status", "in", ["open", "reopened"]),
+        )
     _, spec = _env(doc)
     assert not [t.name for t in spec.tools if t.kind.value == "create"]
     assert not {"grade", "drop", "assign"} & {e.name for e in spec.entities}
@@ -373,10 +550,18 @@ def test_post_verb_on_an_item_is_an_action_on_it(case):
 
 
 def test_assign_runs_and_is_refused_on_a_closed_ticket():
-    doc = _item_api("tickets", _TICKET, "assign",
-                    {"type": "object", "required": ["assignee_user_id"],
-                     "properties": {"assignee_user_id": {"type": "string"}}}, _TICKET,
-                    extra={"/users": {"get": {"responses": ok({"type": "array", "items": _USER})}}})
+    doc = _item_api(
+        "tickets",
+        _TICKET,
+        "assign",
+        {
+            "type": "object",
+            "required": ["assignee_user_id"],
+            "properties": {"assignee_user_id": {"type": "string"}},
+        },
+        _TICKET,
+        extra={"/users": {"get": {"responses": ok({"type": "array", "items": _USER})}}},
+    )
     _, spec = _env(doc)
     env = Environment.from_spec(spec)
     s = env.new_session()
@@ -393,10 +578,18 @@ def test_assign_runs_and_is_refused_on_a_closed_ticket():
 
 
 def test_sub_resource_with_its_own_id_stays_a_create():
-    doc = _item_api("orders", _ORDER, "refunds",
-                    {"type": "object", "required": ["amount"], "properties": {"amount": {"type": "number"},
-                                                                               "reason": {"type": "string"}}},
-                    _REFUND, status="201")
+    doc = _item_api(
+        "orders",
+        _ORDER,
+        "refunds",
+        {
+            "type": "object",
+            "required": ["amount"],
+            "properties": {"amount": {"type": "number"}, "reason": {"type": "string"}},
+        },
+        _REFUND,
+        status="201",
+    )
     _, spec = _env(doc)
     t = next(t for t in spec.tools if t.source == "POST /orders/{order_id}/refunds")
     assert t.kind.value == "create" and t.entity == "refund"
@@ -405,23 +598,42 @@ def test_sub_resource_with_its_own_id_stays_a_create():
 
 @pytest.mark.parametrize("verb,reason_word", [("price", "computes"), ("copy", "copy")])
 def test_unexpressible_item_verbs_are_excluded_not_invented(verb, reason_word):
-    doc = _item_api("orders", _ORDER, verb, {"type": "object", "properties": {"total": {"type": "number"}}}, _ORDER,
-                    status="201" if verb == "copy" else "200")
+    doc = _item_api(
+        "orders",
+        _ORDER,
+        verb,
+        {"type": "object", "properties": {"total": {"type": "number"}}},
+        _ORDER,
+        status="201" if verb == "copy" else "200",
+    )
     res, spec = _env(doc)
     assert verb not in {e.name for e in spec.entities}
     assert any(verb in x.operation and reason_word in x.reason for x in res.excluded)
 
 
 def test_pay_verb_with_an_amount_lowers_a_balance():
-    member = {"type": "object", "required": ["id", "name"], "properties": {
-        "id": {"type": "string"}, "name": {"type": "string"}, "fines_due_cents": {"type": "integer"}}}
-    doc = _item_api("members", member, "pay-fines",
-                    {"type": "object", "required": ["amount_cents"], "properties": {"amount_cents": {"type": "integer"}}},
-                    member)
+    member = {
+        "type": "object",
+        "required": ["id", "name"],
+        "properties": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "fines_due_cents": {"type": "integer"},
+        },
+    }
+    doc = _item_api(
+        "members",
+        member,
+        "pay-fines",
+        {"type": "object", "required": ["amount_cents"], "properties": {"amount_cents": {"type": "integer"}}},
+        member,
+    )
     _, spec = _env(doc)
     t = spec.tool("pay_member_fines")
     assert t.kind.value == "action"
     eff = next(e for e in t.effects if e.field == "fines_due_cents")
     assert eff.increment_param == "amount_cents" and eff.negate_param
-    assert [(c.field, c.op, c.value_param) for c in t.preconditions] == [("fines_due_cents", "gte", "amount_cents")]
+    assert [(c.field, c.op, c.value_param) for c in t.preconditions] == [
+        ("fines_due_cents", "gte", "amount_cents")
+    ]
     assert t.param("amount_cents").field is None

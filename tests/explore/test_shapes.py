@@ -13,7 +13,10 @@ from envfactory.explore import plan_operation
 from .conftest import body, ok, openapi, path_param, query
 
 OBJ = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
-LIST = {"type": "object", "properties": {"items": {"type": "array", "items": OBJ}, "cursor": {"type": "string"}}}
+LIST = {
+    "type": "object",
+    "properties": {"items": {"type": "array", "items": OBJ}, "cursor": {"type": "string"}},
+}
 
 
 def _plan(method, path, *, summary="", params=(), req=None, resp=OBJ):
@@ -27,38 +30,138 @@ def _plan(method, path, *, summary="", params=(), req=None, resp=OBJ):
 
 
 def _body_with(*names, required=()):
-    return {"type": "object", "required": list(required), "properties": {n: {"type": "string"} for n in names}}
+    return {
+        "type": "object",
+        "required": list(required),
+        "properties": {n: {"type": "string"} for n in names},
+    }
 
 
 CASES = [
     # (id, plan arguments, kind, entity, key_param)
-    ("square-search-events", dict(method="post", path="/v2/events", summary="SearchEvents",
-                                  req=_body_with("cursor"), resp=LIST), "list", "event", None),
-    ("invoices-search", dict(method="post", path="/invoices/search", summary="Search invoices",
-                             req=_body_with("status"), resp=LIST), "list", "invoice", None),
-    ("plaid-item-get", dict(method="post", path="/transfer/get", summary="Retrieve a transfer",
-                            req=_body_with("transfer_id", required=["transfer_id"])), "get", "transfer", "transfer_id"),
-    ("justeat-create-on-scope", dict(method="post", path="/consumers/{tenant}", summary="Create consumer",
-                                     params=[path_param("tenant")], req=_body_with("emailAddress")),
-     "create", "consumer", None),
-    ("put-id-in-body", dict(method="put", path="/api/Task", summary="Update a task",
-                            req=_body_with("TaskID", "Title", required=["TaskID"])), "update", "task", "TaskID"),
-    ("delete-id-in-query", dict(method="delete", path="/api/Task", summary="Delete a task",
-                                params=[query("TaskID", {"type": "integer"})]), "delete", "task", "TaskID"),
-    ("plaid-cancel-id-in-body", dict(method="post", path="/transfer/cancel", summary="Cancel a transfer",
-                                     req=_body_with("transfer_id", required=["transfer_id"])),
-     "action", "transfer", "transfer_id"),
-    ("clubhouse-get-club", dict(method="post", path="/get_club", summary="gets club by id",
-                                req=_body_with("club_id")), "get", "club", "club_id"),
-    ("health-records-are-real", dict(method="get", path="/patients/{id}/health-records",
-                                     params=[path_param("id")], resp=LIST), "list", "health_record", None),
-    ("paypal-authorize-is-real", dict(method="post", path="/v2/checkout/orders/{id}/authorize",
-                                      summary="Authorize payment for order", params=[path_param("id")]),
-     "action", "order", "id"),
-    ("set-password-is-real", dict(method="put", path="/users/{id}/password", params=[path_param("id")],
-                                  req=_body_with("password")), "update", "user", "id"),
-    ("box-file-versions-are-real", dict(method="get", path="/files/{file_id}/versions",
-                                        params=[path_param("file_id")], resp=LIST), "list", "version", None),
+    (
+        "square-search-events",
+        dict(method="post", path="/v2/events", summary="SearchEvents", req=_body_with("cursor"), resp=LIST),
+        "list",
+        "event",
+        None,
+    ),
+    (
+        "invoices-search",
+        dict(
+            method="post",
+            path="/invoices/search",
+            summary="Search invoices",
+            req=_body_with("status"),
+            resp=LIST,
+        ),
+        "list",
+        "invoice",
+        None,
+    ),
+    (
+        "plaid-item-get",
+        dict(
+            method="post",
+            path="/transfer/get",
+            summary="Retrieve a transfer",
+            req=_body_with("transfer_id", required=["transfer_id"]),
+        ),
+        "get",
+        "transfer",
+        "transfer_id",
+    ),
+    (
+        "justeat-create-on-scope",
+        dict(
+            method="post",
+            path="/consumers/{tenant}",
+            summary="Create consumer",
+            params=[path_param("tenant")],
+            req=_body_with("emailAddress"),
+        ),
+        "create",
+        "consumer",
+        None,
+    ),
+    (
+        "put-id-in-body",
+        dict(
+            method="put",
+            path="/api/Task",
+            summary="Update a task",
+            req=_body_with("TaskID", "Title", required=["TaskID"]),
+        ),
+        "update",
+        "task",
+        "TaskID",
+    ),
+    (
+        "delete-id-in-query",
+        dict(
+            method="delete",
+            path="/api/Task",
+            summary="Delete a task",
+            params=[query("TaskID", {"type": "integer"})],
+        ),
+        "delete",
+        "task",
+        "TaskID",
+    ),
+    (
+        "plaid-cancel-id-in-body",
+        dict(
+            method="post",
+            path="/transfer/cancel",
+            summary="Cancel a transfer",
+            req=_body_with("transfer_id", required=["transfer_id"]),
+        ),
+        "action",
+        "transfer",
+        "transfer_id",
+    ),
+    (
+        "clubhouse-get-club",
+        dict(method="post", path="/get_club", summary="gets club by id", req=_body_with("club_id")),
+        "get",
+        "club",
+        "club_id",
+    ),
+    (
+        "health-records-are-real",
+        dict(method="get", path="/patients/{id}/health-records", params=[path_param("id")], resp=LIST),
+        "list",
+        "health_record",
+        None,
+    ),
+    (
+        "paypal-authorize-is-real",
+        dict(
+            method="post",
+            path="/v2/checkout/orders/{id}/authorize",
+            summary="Authorize payment for order",
+            params=[path_param("id")],
+        ),
+        "action",
+        "order",
+        "id",
+    ),
+    (
+        "set-password-is-real",
+        dict(
+            method="put", path="/users/{id}/password", params=[path_param("id")], req=_body_with("password")
+        ),
+        "update",
+        "user",
+        "id",
+    ),
+    (
+        "box-file-versions-are-real",
+        dict(method="get", path="/files/{file_id}/versions", params=[path_param("file_id")], resp=LIST),
+        "list",
+        "version",
+        None,
+    ),
 ]
 
 

@@ -12,7 +12,10 @@ def _big_api():
     """30 resources in 3 clusters (a root resource and 9 children each), 4 operations per resource."""
     paths, schemas = {}, {}
     for c, root in enumerate(("store", "clinic", "school")):
-        children = [f"{root}{w}" for w in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota")]
+        children = [
+            f"{root}{w}"
+            for w in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota")
+        ]
         for name in [root, *children]:
             cap = name.capitalize()
             props = {"id": {"type": "string"}, "name": {"type": "string"}, "amount": {"type": "number"}}
@@ -21,12 +24,21 @@ def _big_api():
             schemas[cap] = {"type": "object", "properties": props}
             paths[f"/{name}s"] = {
                 "get": {"tags": [root], "responses": ok({"type": "array", "items": ref(cap)})},
-                "post": {"tags": [root], "requestBody": body({"type": "object", "properties": {
-                    k: v for k, v in props.items() if k != "id"}}), "responses": ok(ref(cap))},
+                "post": {
+                    "tags": [root],
+                    "requestBody": body(
+                        {"type": "object", "properties": {k: v for k, v in props.items() if k != "id"}}
+                    ),
+                    "responses": ok(ref(cap)),
+                },
             }
             paths[f"/{name}s/{{{name}Id}}"] = {
                 "get": {"tags": [root], "parameters": [path_param(f"{name}Id")], "responses": ok(ref(cap))},
-                "delete": {"tags": [root], "parameters": [path_param(f"{name}Id")], "responses": {"204": {"description": "x"}}},
+                "delete": {
+                    "tags": [root],
+                    "parameters": [path_param(f"{name}Id")],
+                    "responses": {"204": {"description": "x"}},
+                },
             }
     return openapi(paths, schemas, title="Giant Platform API")
 
@@ -73,8 +85,12 @@ def _cluster_doc(root: str, n: int, extra_ref: str | None = None):
         schemas[cap] = {"type": "object", "properties": props}
         paths[f"/{name}s"] = {
             "get": {"responses": ok({"type": "array", "items": ref(cap)})},
-            "post": {"requestBody": body({"type": "object", "properties": {
-                k: v for k, v in props.items() if k != "id"}}), "responses": ok(ref(cap))},
+            "post": {
+                "requestBody": body(
+                    {"type": "object", "properties": {k: v for k, v in props.items() if k != "id"}}
+                ),
+                "responses": ok(ref(cap)),
+            },
         }
         paths[f"/{name}s/{{{name}Id}}"] = {
             "get": {"parameters": [path_param(f"{name}Id")], "responses": ok(ref(cap))},

@@ -10,23 +10,34 @@ from envfactory.errors import IngestError
 from envfactory.ingest import CrawlResult, crawl, ingest, load_apidocs
 
 PAGES = {
-    "/docs/": ("text/html", b'<html><body><h1>Docs</h1><a href="todos.html">Todos</a> <a href="api/openapi.yaml">spec</a>'
-                            b' <a href="/elsewhere/page.html">off prefix</a> <a href="http://other.invalid/x">other host</a>'
-                            b' <a href="logo.png">logo</a> <a href="moved.html">moved</a> <a href="away.html">away</a>'
-                            b' <a href="missing.html">404</a> <a href="#top">top</a></body></html>'),
-    "/docs/todos.html": ("text/html; charset=utf-8", b'<html><body><h2>Get todos</h2><pre>GET /todos</pre>'
-                                                     b'<a href="deep/one.md">deeper</a></body></html>'),
+    "/docs/": (
+        "text/html",
+        b'<html><body><h1>Docs</h1><a href="todos.html">Todos</a> <a href="api/openapi.yaml">spec</a>'
+        b' <a href="/elsewhere/page.html">off prefix</a> <a href="http://other.invalid/x">other host</a>'
+        b' <a href="logo.png">logo</a> <a href="moved.html">moved</a> <a href="away.html">away</a>'
+        b' <a href="missing.html">404</a> <a href="#top">top</a></body></html>',
+    ),
+    "/docs/todos.html": (
+        "text/html; charset=utf-8",
+        b'<html><body><h2>Get todos</h2><pre>GET /todos</pre><a href="deep/one.md">deeper</a></body></html>',
+    ),
     "/docs/deep/one.md": ("text/markdown", b"# One\n\n`GET /one`\n\n[two](two.md)\n"),
     "/docs/deep/two.md": ("text/markdown", b"# Two\n\n`GET /two`\n"),
-    "/docs/api/openapi.yaml": ("application/yaml", b"openapi: 3.0.0\ninfo: {title: T, version: '1'}\npaths:\n"
-                                                   b"  /a:\n    get:\n      responses:\n        '200': {$ref: 'common.yaml#/R'}\n"),
+    "/docs/api/openapi.yaml": (
+        "application/yaml",
+        b"openapi: 3.0.0\ninfo: {title: T, version: '1'}\npaths:\n"
+        b"  /a:\n    get:\n      responses:\n        '200': {$ref: 'common.yaml#/R'}\n",
+    ),
     "/docs/api/common.yaml": ("application/yaml", b"R: {description: ok}\n"),
     "/docs/logo.png": ("image/png", b"\x89PNG\r\n\x1a\n\x00\x00"),
     "/docs/target.html": ("text/html", b"<html><body><pre>DELETE /target</pre></body></html>"),
     "/elsewhere/page.html": ("text/html", b"<html><body>not ours</body></html>"),
 }
-REDIRECTS = {"/docs/moved.html": "/docs/target.html", "/docs/away.html": "/elsewhere/page.html",
-             "/docs/start-away": "/elsewhere/page.html"}
+REDIRECTS = {
+    "/docs/moved.html": "/docs/target.html",
+    "/docs/away.html": "/elsewhere/page.html",
+    "/docs/start-away": "/elsewhere/page.html",
+}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -69,9 +80,15 @@ def test_crawl_fetches_the_site_under_the_prefix(site, tmp_path):
     result = crawl(f"{base}/docs/", out, timeout=5)
     assert isinstance(result, CrawlResult)
     files = {p.url.removeprefix(base): p.file for p in result.pages}
-    assert files == {"/docs/": "index.html", "/docs/todos.html": "todos.html", "/docs/api/openapi.yaml": "api/openapi.yaml",
-                     "/docs/target.html": "target.html", "/docs/deep/one.md": "deep/one.md",
-                     "/docs/api/common.yaml": "api/common.yaml", "/docs/deep/two.md": "deep/two.md"}
+    assert files == {
+        "/docs/": "index.html",
+        "/docs/todos.html": "todos.html",
+        "/docs/api/openapi.yaml": "api/openapi.yaml",
+        "/docs/target.html": "target.html",
+        "/docs/deep/one.md": "deep/one.md",
+        "/docs/api/common.yaml": "api/common.yaml",
+        "/docs/deep/two.md": "deep/two.md",
+    }
     assert "/elsewhere/page.html" not in server.hits  # off-prefix link never requested
     assert "/docs/logo.png" not in server.hits  # skipped by extension, never downloaded
     assert any(r["url"].endswith("/docs/away.html") and "leaves" in r["reason"] for r in result.refused)
@@ -96,12 +113,23 @@ def test_crawl_manifest_records_url_file_hash_time_and_type(site, tmp_path):
         assert hashlib.sha256((out / page["file"]).read_bytes()).hexdigest() == page["sha256"]
 
 
-@pytest.mark.parametrize(("kwargs", "expected", "limit"), [
-    ({"max_depth": 0}, {"/docs/"}, None),
-    ({"max_depth": 1}, {"/docs/", "/docs/todos.html", "/docs/api/openapi.yaml", "/docs/target.html"}, None),
-    ({"max_pages": 2}, {"/docs/", "/docs/todos.html"}, "max_pages"),
-    ({"max_bytes": len(PAGES["/docs/"][1]) + len(PAGES["/docs/todos.html"][1])}, {"/docs/", "/docs/todos.html"}, "max_bytes"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "expected", "limit"),
+    [
+        ({"max_depth": 0}, {"/docs/"}, None),
+        (
+            {"max_depth": 1},
+            {"/docs/", "/docs/todos.html", "/docs/api/openapi.yaml", "/docs/target.html"},
+            None,
+        ),
+        ({"max_pages": 2}, {"/docs/", "/docs/todos.html"}, "max_pages"),
+        (
+            {"max_bytes": len(PAGES["/docs/"][1]) + len(PAGES["/docs/todos.html"][1])},
+            {"/docs/", "/docs/todos.html"},
+            "max_bytes",
+        ),
+    ],
+)
 def test_crawl_limits(site, tmp_path, kwargs, expected, limit):
     _, base = site
     result = crawl(f"{base}/docs/", tmp_path / "out", timeout=5, **kwargs)
@@ -134,7 +162,9 @@ def test_start_redirect_off_prefix_is_refused(site, tmp_path):
 
 
 def test_unreachable_url_is_an_ingest_error_naming_it(tmp_path):
-    with httpx.Client(transport=httpx.MockTransport(lambda r: (_ for _ in ()).throw(httpx.ConnectError("refused")))) as c:
+    with httpx.Client(
+        transport=httpx.MockTransport(lambda r: (_ for _ in ()).throw(httpx.ConnectError("refused")))
+    ) as c:
         with pytest.raises(IngestError, match=r"^http://docs\.invalid/api/: cannot fetch start page"):
             crawl("http://docs.invalid/api/", tmp_path / "out", client=c)
 

@@ -40,11 +40,16 @@ def _bomb(mib: int) -> bytes:
 BOMB = _bomb(256)
 LINKS = "".join(f'<a href="missing{i}.html">m{i}</a>' for i in range(300))
 PAGES: dict[str, tuple[str, bytes, str]] = {  # path -> (content type, body, content encoding)
-    "/docs/": ("text/html", (
-        '<html><body><a href="ok.md">ok</a> <a href="bomb.html">bomb</a> <a href="../secret/a.md">up</a>'
-        ' <a href="/docs/../secret/b.md">abs</a> <a href="/docs/%2e%2e/secret/c.md">enc</a>'
-        f' <a href="{LONG}.md">long</a> <a href="http://other.invalid/page">off-site</a>'
-        ' <a href="gz.md">gz</a></body></html>').encode(), ""),
+    "/docs/": (
+        "text/html",
+        (
+            '<html><body><a href="ok.md">ok</a> <a href="bomb.html">bomb</a> <a href="../secret/a.md">up</a>'
+            ' <a href="/docs/../secret/b.md">abs</a> <a href="/docs/%2e%2e/secret/c.md">enc</a>'
+            f' <a href="{LONG}.md">long</a> <a href="http://other.invalid/page">off-site</a>'
+            ' <a href="gz.md">gz</a></body></html>'
+        ).encode(),
+        "",
+    ),
     "/docs/ok.md": ("text/markdown", b"# OK\n\n`GET /ok`\n", ""),
     "/docs/gz.md": ("text/markdown", _gzip(_gzip(b"# GZ\n\n`GET /gz`\n")), "gzip, gzip"),
     f"/docs/{LONG}.md": ("text/markdown", b"# Long\n\n`GET /long`\n", ""),
@@ -124,9 +129,14 @@ print(json.dumps({"files": sorted(p.file for p in result.pages), "skipped": resu
 def test_a_double_gzip_bomb_stops_at_the_byte_limit_under_a_memory_limit(site, tmp_path):
     server, base = site
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(CRAWL_UNDER_A_MEMORY_LIMIT), f"{base}/docs/", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CRAWL_UNDER_A_MEMORY_LIMIT), f"{base}/docs/", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert "/docs/bomb.html" in server.hits
@@ -146,7 +156,12 @@ def test_dot_segments_cannot_leave_the_prefix(site, tmp_path):
     result = crawl(f"{base}/docs/", tmp_path / "out", max_bytes=4 << 20, timeout=10)
     assert not [h for h in server.hits if h.startswith(("/secret", "/docs/..", "/docs/%2e"))]
     offsite = {s["url"] for s in result.skipped if s["reason"].startswith("off-site")}
-    assert {f"{base}/secret/a.md", f"{base}/secret/b.md", f"{base}/secret/c.md", "http://other.invalid/page"} <= offsite
+    assert {
+        f"{base}/secret/a.md",
+        f"{base}/secret/b.md",
+        f"{base}/secret/c.md",
+        "http://other.invalid/page",
+    } <= offsite
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert {s["url"] for s in manifest["skipped"]} >= offsite  # listed in the manifest as skipped
 
@@ -185,13 +200,35 @@ def test_ingest_takes_the_crawl_limits_as_flags(site, tmp_path):
     from envfactory.cli import app
 
     server, base = site
-    r = CliRunner().invoke(app, ["ingest", f"{base}/many/", "--domain", "many", "--resources", str(tmp_path),
-                                 "--max-pages", "3", "--deadline", "30", "--max-bytes", "100000", "--timeout", "5"],
-                           catch_exceptions=False)
+    r = CliRunner().invoke(
+        app,
+        [
+            "ingest",
+            f"{base}/many/",
+            "--domain",
+            "many",
+            "--resources",
+            str(tmp_path),
+            "--max-pages",
+            "3",
+            "--deadline",
+            "30",
+            "--max-bytes",
+            "100000",
+            "--timeout",
+            "5",
+        ],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output
     manifest = json.loads((tmp_path / "many" / "manifest.json").read_text())
-    assert manifest["limits"] == {"max_depth": 3, "max_pages": 3, "max_bytes": 100000, "timeout": 5.0,
-                                  "deadline": 30.0}
+    assert manifest["limits"] == {
+        "max_depth": 3,
+        "max_pages": 3,
+        "max_bytes": 100000,
+        "timeout": 5.0,
+        "deadline": 30.0,
+    }
     assert manifest["requests"] == 3 and len(server.hits) == 3
 
 
@@ -201,9 +238,11 @@ def test_an_empty_folder_option_is_refused_not_taken_for_the_current_folder(tmp_
     monkeypatch.chdir(tmp_path)
     doc = tmp_path / "doc.md"
     doc.write_text("# Doc\n\n`GET /x`\n")
-    for args in (["ingest", str(doc), "--domain", "d", "--resources", ""],
-                 ["build", "--source", str(doc), "--out", ""],
-                 ["build", "--domain", "d", "--domains", " "]):
+    for args in (
+        ["ingest", str(doc), "--domain", "d", "--resources", ""],
+        ["build", "--source", str(doc), "--out", ""],
+        ["build", "--domain", "d", "--domains", " "],
+    ):
         r = CliRunner().invoke(app, args, catch_exceptions=False)
         assert r.exit_code == 2 and "is empty: give a folder" in r.output, (args, r.output)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.md"]

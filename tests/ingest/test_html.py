@@ -31,23 +31,34 @@ def test_html_reference_endpoints_tables_and_examples():
     get, post = api.operations
     assert get.summary == "List widgets" and "returns all widgets" in get.description
     assert [(p.name, p.location, p.required, p.type) for p in get.parameters] == [
-        ("limit", "query", False, "integer"), ("color", "query", True, "string")]
+        ("limit", "query", False, "integer"),
+        ("color", "query", True, "string"),
+    ]
     assert get.responses[0].schema_["items"]["properties"]["created_at"]["format"] == "date-time"
     assert post.request_example == {"name": "Nut", "size": 3}
     assert [(p.name, p.location) for p in post.parameters] == [
-        ("widget_id", "path"), ("name", "body"), ("size", "body"), ("Authorization", "header")]
+        ("widget_id", "path"),
+        ("name", "body"),
+        ("size", "body"),
+        ("Authorization", "header"),
+    ]
     assert post.request_body["properties"]["size"]["type"] == "integer"
 
 
 def test_html_title_used_when_page_has_no_heading():
-    api = read_html("<html><head><title>Tiny</title></head><body><pre>DELETE /things/{id}</pre></body></html>", "t.html")
+    api = read_html(
+        "<html><head><title>Tiny</title></head><body><pre>DELETE /things/{id}</pre></body></html>", "t.html"
+    )
     assert api.title == "Tiny" and api.operations[0].key == "DELETE /things/{id}"
 
 
-@pytest.mark.parametrize("html", [
-    "<html><body><h1>About us</h1><p>We make widgets.</p></body></html>",
-    "<html><head><script>fetch('GET /api/x')</script></head><body><div id=app></div></body></html>",
-])
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<html><body><h1>About us</h1><p>We make widgets.</p></body></html>",
+        "<html><head><script>fetch('GET /api/x')</script></head><body><div id=app></div></body></html>",
+    ],
+)
 def test_html_that_is_not_an_api_reference_is_an_ingest_error(tmp_path, html):
     page = tmp_path / "about.html"
     page.write_text(html)

@@ -135,13 +135,20 @@ def test_basecamp_style_endpoints_params_and_examples():
     get = ops["GET /buckets/{bucket_id}/recordings/{recording_id}/comments.json"]
     assert get.summary == "Get comments" and get.operation_id == "get_comments"
     assert [(p.name, p.location, p.type) for p in get.parameters] == [
-        ("bucket_id", "path", "integer"), ("recording_id", "path", "integer"), ("status", "query", "string")]
+        ("bucket_id", "path", "integer"),
+        ("recording_id", "path", "integer"),
+        ("status", "query", "string"),
+    ]
     items = get.success_response().schema_["items"]
     assert items["properties"]["created_at"] == {"type": "string", "format": "date-time"}
     assert items["properties"]["due_on"] == {"type": "string", "format": "date"}
     post = ops["POST /buckets/{bucket_id}/recordings/{recording_id}/comments.json"]
     body = {p.name: (p.required, p.type) for p in post.parameters if p.location == "body"}
-    assert body == {"content": (True, "string"), "notify": (False, "boolean"), "subscriber_ids": (False, "array")}
+    assert body == {
+        "content": (True, "string"),
+        "notify": (False, "boolean"),
+        "subscriber_ids": (False, "array"),
+    }
     assert post.request_example == {"content": "<div>Hello</div>"}
     assert post.request_body["required"] == ["content"]
     assert [r.status for r in post.responses] == ["201"]
@@ -161,7 +168,9 @@ def test_mastodon_style_definition_lists_and_status_headings():
     get, vote = api.operations
     assert get.key == "GET /api/v1/polls/{id}" and get.operation_id == "get"
     assert [(p.name, p.location, p.required) for p in get.parameters] == [
-        ("id", "path", True), ("Authorization", "header", False)]
+        ("id", "path", True),
+        ("Authorization", "header", False),
+    ]
     assert {r.status: r.schema_ for r in get.responses}["200"]["properties"]["expired"] == {"type": "boolean"}
     assert {r.status for r in get.responses} == {"200", "404"}
     assert vote.parameters[-1].name == "choices[]" and vote.parameters[-1].location == "body"
@@ -172,8 +181,14 @@ def test_mastodon_style_definition_lists_and_status_headings():
 def test_tables_and_typed_bullets():
     api = read_markdown(TABLE_STYLE, "items.md")
     get, post = api.operations
-    assert [(p.name, p.required, p.type) for p in get.parameters] == [("limit", False, "integer"), ("q", True, "string")]
-    assert [(p.name, p.required, p.type) for p in post.parameters] == [("name", True, "string"), ("price", False, "number")]
+    assert [(p.name, p.required, p.type) for p in get.parameters] == [
+        ("limit", False, "integer"),
+        ("q", True, "string"),
+    ]
+    assert [(p.name, p.required, p.type) for p in post.parameters] == [
+        ("name", True, "string"),
+        ("price", False, "number"),
+    ]
 
 
 def test_markdown_without_endpoints_is_an_ingest_error():
@@ -181,13 +196,28 @@ def test_markdown_without_endpoints_is_an_ingest_error():
         read_markdown("# Release notes\n\nWe fixed bugs.\n", "notes.md")
 
 
-@pytest.mark.parametrize(("raw", "path", "types"), [
-    ("/buckets/1/todos/2.json", "/buckets/{bucket_id}/todos/{todo_id}.json", {"bucket_id": "integer", "todo_id": "integer"}),
-    ("/schedule_entries/2/occurrences/20190218.json", "/schedule_entries/{schedule_entry_id}/occurrences/{occurrence_id}.json", None),
-    ("/api/v1/statuses/:id/context", "/api/v1/statuses/{id}/context", {"id": "string"}),
-    ("/buckets/{id}/todolists/{id}/todos.json", "/buckets/{bucket_id}/todolists/{todolist_id}/todos.json", None),
-    ("/people/5?page=2", "/people/{person_id}", None),
-])
+@pytest.mark.parametrize(
+    ("raw", "path", "types"),
+    [
+        (
+            "/buckets/1/todos/2.json",
+            "/buckets/{bucket_id}/todos/{todo_id}.json",
+            {"bucket_id": "integer", "todo_id": "integer"},
+        ),
+        (
+            "/schedule_entries/2/occurrences/20190218.json",
+            "/schedule_entries/{schedule_entry_id}/occurrences/{occurrence_id}.json",
+            None,
+        ),
+        ("/api/v1/statuses/:id/context", "/api/v1/statuses/{id}/context", {"id": "string"}),
+        (
+            "/buckets/{id}/todolists/{id}/todos.json",
+            "/buckets/{bucket_id}/todolists/{todolist_id}/todos.json",
+            None,
+        ),
+        ("/people/5?page=2", "/people/{person_id}", None),
+    ],
+)
 def test_normalize_path(raw, path, types):
     got, got_types = normalize_path(raw)
     assert got == path
@@ -195,20 +225,40 @@ def test_normalize_path(raw, path, types):
         assert got_types == types
 
 
-@pytest.mark.parametrize(("word", "one"), [("todolists", "todolist"), ("entries", "entry"), ("statuses", "status"),
-                                          ("people", "person"), ("boxes", "box"), ("address", "address")])
+@pytest.mark.parametrize(
+    ("word", "one"),
+    [
+        ("todolists", "todolist"),
+        ("entries", "entry"),
+        ("statuses", "status"),
+        ("people", "person"),
+        ("boxes", "box"),
+        ("address", "address"),
+    ],
+)
 def test_singular(word, one):
     assert singular(word) == one
 
 
 @needs_corpus
-@pytest.mark.parametrize(("name", "min_ops", "key"), [
-    ("project_management/basecamp__todos.md", 14, "POST /todolists/{todolist_id}/todos.json"),
-    ("project_management/basecamp__todolists.md", 8, "POST /todosets/{todoset_id}/todolists.json"),
-    ("project_management/basecamp__card_table_cards.md", 10, "POST /card_tables/cards/{card_id}/moves.json"),
-    ("calendar_scheduling/basecamp__schedule_entries.md", 8, "POST /schedules/{schedule_id}/entries.json"),
-    ("messaging_email/mastodon__statuses.md", 25, "POST /api/v1/statuses"),
-])
+@pytest.mark.parametrize(
+    ("name", "min_ops", "key"),
+    [
+        ("project_management/basecamp__todos.md", 14, "POST /todolists/{todolist_id}/todos.json"),
+        ("project_management/basecamp__todolists.md", 8, "POST /todosets/{todoset_id}/todolists.json"),
+        (
+            "project_management/basecamp__card_table_cards.md",
+            10,
+            "POST /card_tables/cards/{card_id}/moves.json",
+        ),
+        (
+            "calendar_scheduling/basecamp__schedule_entries.md",
+            8,
+            "POST /schedules/{schedule_id}/entries.json",
+        ),
+        ("messaging_email/mastodon__statuses.md", 25, "POST /api/v1/statuses"),
+    ],
+)
 def test_corpus_markdown_references(name, min_ops, key):
     api = load_apidoc(CORPUS / name)
     assert len(api.operations) >= min_ops

@@ -1,5 +1,4 @@
 import json
-import time
 
 import pytest
 
@@ -7,26 +6,32 @@ from envfactory.errors import IngestError
 from envfactory.ingest import ApiDoc, load_apidoc, load_apidocs
 from envfactory.ingest import reader as reader_mod
 
-from ._corpus import CORPUS, corpus_files, needs_corpus
+from ._corpus import corpus_files, needs_corpus
 
-MINI_OPENAPI = {"openapi": "3.0.0", "info": {"title": "Mini", "version": "1"},
-                "paths": {"/a": {"get": {"responses": {"200": {"description": "ok"}}}}}}
+MINI_OPENAPI = {
+    "openapi": "3.0.0",
+    "info": {"title": "Mini", "version": "1"},
+    "paths": {"/a": {"get": {"responses": {"200": {"description": "ok"}}}}},
+}
 MINI_YAML = "openapi: 3.0.0\ninfo: {title: Mini, version: '1'}\npaths:\n  /a:\n    get:\n      responses: {'200': {description: ok}}\n"
 MINI_MD = "# Things\n\n## List things\n\n`GET /things`\n"
 
 
-@pytest.mark.parametrize(("name", "content", "fmt"), [
-    ("api.json", json.dumps(MINI_OPENAPI), "openapi3"),
-    ("api.yaml", MINI_YAML, "openapi3"),
-    ("api.yml", MINI_YAML, "openapi3"),
-    ("api.txt", MINI_YAML, "openapi3"),  # sniffed from content
-    ("noext", json.dumps(MINI_OPENAPI), "openapi3"),
-    ("weird.json", MINI_YAML, "openapi3"),  # YAML behind a .json name
-    ("things.md", MINI_MD, "markdown"),
-    ("things", MINI_MD, "markdown"),
-    ("page.htm", "<html><body><h2>List</h2><pre>GET /things</pre></body></html>", "html"),
-    ("page", "<!DOCTYPE html><html><body><pre>GET /things</pre></body></html>", "html"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "fmt"),
+    [
+        ("api.json", json.dumps(MINI_OPENAPI), "openapi3"),
+        ("api.yaml", MINI_YAML, "openapi3"),
+        ("api.yml", MINI_YAML, "openapi3"),
+        ("api.txt", MINI_YAML, "openapi3"),  # sniffed from content
+        ("noext", json.dumps(MINI_OPENAPI), "openapi3"),
+        ("weird.json", MINI_YAML, "openapi3"),  # YAML behind a .json name
+        ("things.md", MINI_MD, "markdown"),
+        ("things", MINI_MD, "markdown"),
+        ("page.htm", "<html><body><h2>List</h2><pre>GET /things</pre></body></html>", "html"),
+        ("page", "<!DOCTYPE html><html><body><pre>GET /things</pre></body></html>", "html"),
+    ],
+)
 def test_load_apidoc_sniffs_format(tmp_path, name, content, fmt):
     path = tmp_path / name
     path.write_text(content)
@@ -42,19 +47,22 @@ def test_load_apidoc_from_bytes_names_the_source():
         load_apidoc(b"  \n")
 
 
-@pytest.mark.parametrize(("name", "data", "cause"), [
-    ("bad.yaml", b"openapi: 3.0.0\npaths: [unclosed\n", "malformed YAML"),
-    ("bad.json", b'{"openapi": "3.0.0", "paths": {', "malformed JSON"),
-    ("empty.yaml", b"", "empty document"),
-    ("blank.json", b"   \n\n", "empty document"),
-    ("null.yaml", b"~\n", "empty document"),
-    ("bin.json", b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR", "binary file"),
-    ("latin.md", "caf\xe9 GET /x".encode("latin-1"), "not UTF-8"),
-    ("list.yaml", b"- a\n- b\n", "not an OpenAPI/Swagger document"),
-    ("notes.md", b"# Notes\n\nNothing here.\n", "not an API reference"),
-    ("noops.yaml", b"openapi: 3.0.0\ninfo: {title: x}\npaths: {}\n", "no operations"),
-    ("v9.json", b'{"openapi": "9.1", "paths": {}}', "unsupported"),
-])
+@pytest.mark.parametrize(
+    ("name", "data", "cause"),
+    [
+        ("bad.yaml", b"openapi: 3.0.0\npaths: [unclosed\n", "malformed YAML"),
+        ("bad.json", b'{"openapi": "3.0.0", "paths": {', "malformed JSON"),
+        ("empty.yaml", b"", "empty document"),
+        ("blank.json", b"   \n\n", "empty document"),
+        ("null.yaml", b"~\n", "empty document"),
+        ("bin.json", b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR", "binary file"),
+        ("latin.md", "caf\xe9 GET /x".encode("latin-1"), "not UTF-8"),
+        ("list.yaml", b"- a\n- b\n", "not an OpenAPI/Swagger document"),
+        ("notes.md", b"# Notes\n\nNothing here.\n", "not an API reference"),
+        ("noops.yaml", b"openapi: 3.0.0\ninfo: {title: x}\npaths: {}\n", "no operations"),
+        ("v9.json", b'{"openapi": "9.1", "paths": {}}', "unsupported"),
+    ],
+)
 def test_bad_inputs_raise_one_line_ingest_errors(tmp_path, name, data, cause):
     path = tmp_path / name
     path.write_bytes(data)
@@ -91,7 +99,9 @@ def test_load_apidocs_merges_markdown_pages_of_one_folder(tmp_path):
     apis = load_apidocs(tmp_path, errors=errors)
     assert len(apis) == 1 and apis[0].title == "basecamp" and apis[0].format == "markdown"
     assert sorted(op.key for op in apis[0].operations) == [
-        "GET /people/{person_id}.json", "GET /todolists/{todolist_id}/todos.json"]
+        "GET /people/{person_id}.json",
+        "GET /todolists/{todolist_id}/todos.json",
+    ]
     assert len(errors) == 1 and "broken.yaml" in str(errors[0])
     with pytest.raises(IngestError, match="broken.yaml"):
         load_apidocs(tmp_path, strict=True)
@@ -130,12 +140,18 @@ def test_every_document_goes_through_the_reader_registry(tmp_path, monkeypatch):
     assert set(reader_mod.READERS) == {"openapi", "markdown", "html"}
     seen = []
     for name, reader in list(reader_mod.READERS.items()):
+
         def spy(text, src, kind, _name=name, _reader=reader):
             seen.append((_name, kind))
             return _reader(text, src, kind)
+
         monkeypatch.setitem(reader_mod.READERS, name, spy)
-    for file, content in [("a.yaml", MINI_YAML), ("a.json", json.dumps(MINI_OPENAPI)), ("a.md", MINI_MD),
-                          ("a.html", "<html><body><h2>List</h2><pre>GET /things</pre></body></html>")]:
+    for file, content in [
+        ("a.yaml", MINI_YAML),
+        ("a.json", json.dumps(MINI_OPENAPI)),
+        ("a.md", MINI_MD),
+        ("a.html", "<html><body><h2>List</h2><pre>GET /things</pre></body></html>"),
+    ]:
         (tmp_path / file).write_text(content)
         load_apidoc(tmp_path / file)
     assert seen == [("openapi", "yaml"), ("openapi", "json"), ("markdown", "markdown"), ("html", "html")]

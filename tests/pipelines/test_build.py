@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from envfactory.pipelines import BUILD_FILE, TIMES_FILE, build_domain, build_source
-from envfactory.pipelines import build as build_mod
 from envfactory.cli import app
 from envfactory.errors import ConfigError, SpecError
+from envfactory.pipelines import BUILD_FILE, TIMES_FILE, build_domain, build_source
+from envfactory.pipelines import build as build_mod
 from envfactory.spec import load_spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -159,7 +159,9 @@ def test_cli_build_source_prints_table(tmp_path):
     src = tmp_path / "loans.yaml"
     src.write_text(DOC)
     out = tmp_path / "out"
-    r = CliRunner().invoke(app, ["build", "--source", str(src), "--out", str(out), "--no-verify", "--seed", "2"])
+    r = CliRunner().invoke(
+        app, ["build", "--source", str(src), "--out", str(out), "--no-verify", "--seed", "2"]
+    )
     assert r.exit_code == 0, r.output
     assert "library_loans" in r.output and "total: 1 environments" in r.output
     assert load_spec(out / "library_loans").seed.seed == 2
@@ -279,10 +281,15 @@ def test_recorded_paths_are_relative_and_skip_readmes(tmp_path, how):
     data = json.loads(text)
     assert list(data["sources"]) == [want]
     assert data["environments"][0]["source"] == want and data["environments"][0]["sources"] == [want]
-    assert str(tmp_path) not in text and str(tmp_path) not in (out / report.envs[0].name / "env.yaml").read_text()
+    assert (
+        str(tmp_path) not in text
+        and str(tmp_path) not in (out / report.envs[0].name / "env.yaml").read_text()
+    )
 
 
-def test_an_environment_verification_rejects_with_an_error_is_recorded_and_the_build_goes_on(roots, monkeypatch):
+def test_an_environment_verification_rejects_with_an_error_is_recorded_and_the_build_goes_on(
+    roots, monkeypatch
+):
     res, dom = roots
 
     def rejecting(spec, **kwargs):
@@ -290,7 +297,9 @@ def test_an_environment_verification_rejects_with_an_error_is_recorded_and_the_b
 
     monkeypatch.setattr(build_mod, "verify_and_repair", rejecting)
     report = build_domain("library", resources_root=res, domains_root=dom, verify=True)
-    assert report.envs == [] and report.dropped_envs == ["library_loans: library_loans: the seed recipe names no rows"]
+    assert report.envs == [] and report.dropped_envs == [
+        "library_loans: library_loans: the seed recipe names no rows"
+    ]
 
 
 def test_a_bug_in_verification_stops_the_build_and_leaves_domains_as_they_were(roots, monkeypatch):
@@ -310,8 +319,13 @@ def test_a_bug_in_verification_stops_the_build_and_leaves_domains_as_they_were(r
 def _tracked(root: Path) -> dict[str, bytes]:
     """Files of a built domain that git would commit (as if ``root`` were domains/)."""
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
-    ignored = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=REPO, text=True,
-                             input="\n".join(f"domains/{f}" for f in files), capture_output=True).stdout.split()
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--stdin"],
+        cwd=REPO,
+        text=True,
+        input="\n".join(f"domains/{f}" for f in files),
+        capture_output=True,
+    ).stdout.split()
     return {f: (root / f).read_bytes() for f in files if f"domains/{f}" not in ignored}
 
 

@@ -7,28 +7,73 @@ import json
 from envfactory.pipelines import build_source
 
 DOC = {
-    "openapi": "3.0.0", "info": {"title": "Notes", "version": "1"},
+    "openapi": "3.0.0",
+    "info": {"title": "Notes", "version": "1"},
     "paths": {
         "/notes": {
-            "get": {"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
-                "type": "array", "items": {"$ref": "#/components/schemas/Note"}}}}}}},
-            "post": {"requestBody": {"content": {"application/json": {"schema": {
-                "type": "object", "required": ["title"], "properties": {
-                    "title": {"type": "string"}, "body": {"type": "string"},
-                    "color": {"type": "string", "enum": ["RED", "BLUE"]}}}}}},
-                     "responses": {"201": {"description": "created", "content": {"application/json": {
-                         "schema": {"$ref": "#/components/schemas/Note"}}}}}},
+            "get": {
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "array", "items": {"$ref": "#/components/schemas/Note"}}
+                            }
+                        },
+                    }
+                }
+            },
+            "post": {
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["title"],
+                                "properties": {
+                                    "title": {"type": "string"},
+                                    "body": {"type": "string"},
+                                    "color": {"type": "string", "enum": ["RED", "BLUE"]},
+                                },
+                            }
+                        }
+                    }
+                },
+                "responses": {
+                    "201": {
+                        "description": "created",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Note"}}},
+                    }
+                },
+            },
         },
         "/notes/{note_id}": {
             "parameters": [{"name": "note_id", "in": "path", "required": True, "schema": {"type": "string"}}],
-            "get": {"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
-                "$ref": "#/components/schemas/Note"}}}}}},
+            "get": {
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Note"}}},
+                    }
+                }
+            },
         },
         "/webhooks": {"post": {"responses": {"201": {"description": "created"}}}},
     },
-    "components": {"schemas": {"Note": {"type": "object", "required": ["id", "title"], "properties": {
-        "id": {"type": "string"}, "title": {"type": "string"}, "body": {"type": "string"},
-        "color": {"type": "string", "enum": ["RED", "BLUE"]}}}}},
+    "components": {
+        "schemas": {
+            "Note": {
+                "type": "object",
+                "required": ["id", "title"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "title": {"type": "string"},
+                    "body": {"type": "string"},
+                    "color": {"type": "string", "enum": ["RED", "BLUE"]},
+                },
+            }
+        }
+    },
 }
 
 

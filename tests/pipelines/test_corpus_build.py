@@ -20,8 +20,11 @@ from ..conftest import REPO
 from ..ingest._corpus import CORPUS, needs_corpus
 
 # three small real documents in two folders: two OpenAPI, one Markdown page
-DOCS = ("travel/amadeus__HotelList_v1.yaml", "travel/amadeus__TransferManagement_v1.yaml",
-        "project_management/basecamp__todolists.md")
+DOCS = (
+    "travel/amadeus__HotelList_v1.yaml",
+    "travel/amadeus__TransferManagement_v1.yaml",
+    "project_management/basecamp__todolists.md",
+)
 BIG = Budget(seconds=None, memory_mb=None)
 
 
@@ -35,8 +38,11 @@ def _corpus(tmp_path: Path, docs: tuple[str, ...] = DOCS) -> Path:
 
 def _tree(out: Path) -> dict[str, bytes]:
     """Every result file's bytes; timings and the resume state are not results."""
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
-            if p.is_file() and not p.name.startswith((".corpus-", ".build-times"))}
+    return {
+        p.relative_to(out).as_posix(): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and not p.name.startswith((".corpus-", ".build-times"))
+    }
 
 
 @pytest.fixture(scope="module")
@@ -69,16 +75,21 @@ def test_a_document_over_its_budget_is_failed_and_the_run_goes_on(tmp_path):
     src = _corpus(tmp_path, (DOCS[0], DOCS[2]))
     out = tmp_path / "out"
     # neither build finishes in 50 ms (each takes seconds): both are killed and recorded
-    report = build_corpus(src, out_dir=out, workers=2, budget=Budget(seconds=0.05, memory_mb=None), row_scale=0.1)
+    report = build_corpus(
+        src, out_dir=out, workers=2, budget=Budget(seconds=0.05, memory_mb=None), row_scale=0.1
+    )
     assert [d.status for d in report.documents] == ["failed"] * 2
     assert report.failure_reasons() == {"time budget exceeded": 2}
     assert json.loads((out / CORPUS_FILE).read_text())["totals"]["failed"] == 2
     # a rerun under the same budget does not retry them
-    again = build_corpus(src, out_dir=out, workers=2, budget=Budget(seconds=0.05, memory_mb=None), row_scale=0.1)
+    again = build_corpus(
+        src, out_dir=out, workers=2, budget=Budget(seconds=0.05, memory_mb=None), row_scale=0.1
+    )
     assert again.skipped == 2 and [d.reason for d in again.documents] == [d.reason for d in report.documents]
     # 100 MiB of address space is less than the interpreter already maps
-    mem = build_corpus(src, out_dir=tmp_path / "mem", workers=2, budget=Budget(seconds=None, memory_mb=100),
-                       row_scale=0.1)
+    mem = build_corpus(
+        src, out_dir=tmp_path / "mem", workers=2, budget=Budget(seconds=None, memory_mb=100), row_scale=0.1
+    )
     assert mem.failure_reasons() == {"memory budget exceeded": 2}
 
 
@@ -115,8 +126,10 @@ def _alive(pid: int) -> bool:
 def test_a_run_killed_with_sigkill_resumes_to_the_same_result(one_worker, tmp_path):
     src, out1, _ = one_worker
     out = tmp_path / "out"
-    code = ("from envfactory.pipelines.corpus import Budget, build_corpus\n"
-            f"build_corpus({str(src)!r}, out_dir={str(out)!r}, workers=1, budget=Budget(None, None), row_scale=0.1)\n")
+    code = (
+        "from envfactory.pipelines.corpus import Budget, build_corpus\n"
+        f"build_corpus({str(src)!r}, out_dir={str(out)!r}, workers=1, budget=Budget(None, None), row_scale=0.1)\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=tmp_path)
     state = out / CORPUS_STATE_FILE
@@ -163,8 +176,20 @@ def test_the_build_command_runs_a_corpus_with_workers(tmp_path):
     runner = CliRunner()
     res = runner.invoke(app, ["build", "--source", str(src), "--workers", "1"])
     assert res.exit_code != 0 and "--out" in res.output
-    res = runner.invoke(app, ["build", "--source", str(src), "--out", str(tmp_path / "out"), "--workers", "2",
-                              "--doc-timeout", "0.05"])
+    res = runner.invoke(
+        app,
+        [
+            "build",
+            "--source",
+            str(src),
+            "--out",
+            str(tmp_path / "out"),
+            "--workers",
+            "2",
+            "--doc-timeout",
+            "0.05",
+        ],
+    )
     assert res.exit_code == 1  # nothing built
     assert "0/2 documents built (2 failed" in " ".join(res.output.split())
     assert "time budget exceeded" in res.output

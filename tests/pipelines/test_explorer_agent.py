@@ -38,7 +38,10 @@ from envfactory.verify import VerificationReport
 
 # --- fixtures: a small library API and hand-written specs ---------------------------------------
 
-BOOK = {"type": "object", "properties": {"book_id": {"type": "string"}, "title": {"type": "string"}, "author": {"type": "string"}}}
+BOOK = {
+    "type": "object",
+    "properties": {"book_id": {"type": "string"}, "title": {"type": "string"}, "author": {"type": "string"}},
+}
 LOAN = {
     "type": "object",
     "properties": {
@@ -58,23 +61,41 @@ def library_doc() -> ApiDoc:
         format="openapi3",
         operations=[
             Operation(
-                method="get", path="/books", tags=["books"], summary="List books",
+                method="get",
+                path="/books",
+                tags=["books"],
+                summary="List books",
                 parameters=[Parameter(name="author", location="query", schema={"type": "string"})],
                 responses=[Response(status="200", schema={"type": "array", "items": BOOK})],
             ),
             Operation(
-                method="get", path="/books/{book_id}", tags=["books"], summary="Get a book",
-                parameters=[Parameter(name="book_id", location="path", required=True, schema={"type": "string"})],
+                method="get",
+                path="/books/{book_id}",
+                tags=["books"],
+                summary="Get a book",
+                parameters=[
+                    Parameter(name="book_id", location="path", required=True, schema={"type": "string"})
+                ],
                 responses=[Response(status="200", schema=BOOK)],
             ),
             Operation(
-                method="get", path="/loans/{loan_id}", tags=["loans"], summary="Get a loan",
-                parameters=[Parameter(name="loan_id", location="path", required=True, schema={"type": "string"})],
+                method="get",
+                path="/loans/{loan_id}",
+                tags=["loans"],
+                summary="Get a loan",
+                parameters=[
+                    Parameter(name="loan_id", location="path", required=True, schema={"type": "string"})
+                ],
                 responses=[Response(status="200", schema=LOAN)],
             ),
             Operation(
-                method="post", path="/loans/{loan_id}/return", tags=["loans"], summary="Return a borrowed book",
-                parameters=[Parameter(name="loan_id", location="path", required=True, schema={"type": "string"})],
+                method="post",
+                path="/loans/{loan_id}/return",
+                tags=["loans"],
+                summary="Return a borrowed book",
+                parameters=[
+                    Parameter(name="loan_id", location="path", required=True, schema={"type": "string"})
+                ],
                 responses=[Response(status="200", schema=LOAN)],
             ),
         ],
@@ -88,53 +109,99 @@ def loans_only_doc() -> ApiDoc:
 
 def _entities() -> list[dict]:
     return [
-        {"name": "book", "primary_key": "book_id", "fields": [
-            {"name": "book_id", "type": "string", "id_prefix": "BK"},
-            {"name": "title", "type": "string"},
-            {"name": "author", "type": "string"},
-        ]},
-        {"name": "member", "primary_key": "member_id", "fields": [
-            {"name": "member_id", "type": "string", "id_prefix": "MB"},
-            {"name": "name", "type": "string"},
-        ]},
-        {"name": "loan", "primary_key": "loan_id", "fields": [
-            {"name": "loan_id", "type": "string", "id_prefix": "LN"},
-            {"name": "book_id", "type": "string", "ref": "book"},
-            {"name": "member_id", "type": "string", "ref": "member"},
-            {"name": "status", "type": "enum", "enum": ["active", "returned"]},
-            {"name": "returned_at", "type": "datetime", "nullable": True},
-        ]},
+        {
+            "name": "book",
+            "primary_key": "book_id",
+            "fields": [
+                {"name": "book_id", "type": "string", "id_prefix": "BK"},
+                {"name": "title", "type": "string"},
+                {"name": "author", "type": "string"},
+            ],
+        },
+        {
+            "name": "member",
+            "primary_key": "member_id",
+            "fields": [
+                {"name": "member_id", "type": "string", "id_prefix": "MB"},
+                {"name": "name", "type": "string"},
+            ],
+        },
+        {
+            "name": "loan",
+            "primary_key": "loan_id",
+            "fields": [
+                {"name": "loan_id", "type": "string", "id_prefix": "LN"},
+                {"name": "book_id", "type": "string", "ref": "book"},
+                {"name": "member_id", "type": "string", "ref": "member"},
+                {"name": "status", "type": "enum", "enum": ["active", "returned"]},
+                {"name": "returned_at", "type": "datetime", "nullable": True},
+            ],
+        },
     ]
 
 
-SEED = {"entities": {
-    "book": {"rows": 5},
-    "member": {"rows": 4},
-    "loan": {"rows": 8, "fields": {
-        "status": {"kind": "const", "value": "active"},
-        "returned_at": {"kind": "const", "value": None},
-    }},
-}}
+SEED = {
+    "entities": {
+        "book": {"rows": 5},
+        "member": {"rows": 4},
+        "loan": {
+            "rows": 8,
+            "fields": {
+                "status": {"kind": "const", "value": "active"},
+                "returned_at": {"kind": "const", "value": None},
+            },
+        },
+    }
+}
 
 
 def draft_spec() -> dict:
     """What a rule-based explorer might emit: working, but terse and oddly named (hand-written)."""
     return {
-        "name": "library", "domain": "test", "sources": ["resources/test/library.yaml"],
+        "name": "library",
+        "domain": "test",
+        "sources": ["resources/test/library.yaml"],
         "entities": _entities(),
         "tools": [
-            {"name": "get_book", "kind": "get", "entity": "book", "description": "GET /books/{book_id}",
-             "source": "GET /books/{book_id}",
-             "params": [{"name": "book_id", "type": "string", "required": True, "key": True, "field": "book_id"}]},
-            {"name": "list_books", "kind": "list", "entity": "book", "description": "GET /books", "source": "GET /books",
-             "params": [{"name": "author", "type": "string", "field": "author", "op": "contains"}]},
-            {"name": "get_loan", "kind": "get", "entity": "loan", "description": "GET /loans/{loan_id}",
-             "source": "GET /loans/{loan_id}",
-             "params": [{"name": "loan_id", "type": "string", "required": True, "key": True, "field": "loan_id"}]},
-            {"name": "post_loans_return", "kind": "action", "entity": "loan", "description": "POST /loans/{loan_id}/return",
-             "source": "POST /loans/{loan_id}/return",
-             "params": [{"name": "loan_id", "type": "string", "required": True, "key": True, "field": "loan_id"}],
-             "effects": [{"field": "status", "set": "returned"}]},
+            {
+                "name": "get_book",
+                "kind": "get",
+                "entity": "book",
+                "description": "GET /books/{book_id}",
+                "source": "GET /books/{book_id}",
+                "params": [
+                    {"name": "book_id", "type": "string", "required": True, "key": True, "field": "book_id"}
+                ],
+            },
+            {
+                "name": "list_books",
+                "kind": "list",
+                "entity": "book",
+                "description": "GET /books",
+                "source": "GET /books",
+                "params": [{"name": "author", "type": "string", "field": "author", "op": "contains"}],
+            },
+            {
+                "name": "get_loan",
+                "kind": "get",
+                "entity": "loan",
+                "description": "GET /loans/{loan_id}",
+                "source": "GET /loans/{loan_id}",
+                "params": [
+                    {"name": "loan_id", "type": "string", "required": True, "key": True, "field": "loan_id"}
+                ],
+            },
+            {
+                "name": "post_loans_return",
+                "kind": "action",
+                "entity": "loan",
+                "description": "POST /loans/{loan_id}/return",
+                "source": "POST /loans/{loan_id}/return",
+                "params": [
+                    {"name": "loan_id", "type": "string", "required": True, "key": True, "field": "loan_id"}
+                ],
+                "effects": [{"field": "status", "set": "returned"}],
+            },
         ],
         "seed": SEED,
     }
@@ -146,23 +213,38 @@ def improved_spec() -> dict:
     spec = copy.deepcopy(draft_spec())
     spec["description"] = "A lending library: books, members and their loans."
     tools = spec["tools"]
-    tools[0]["description"] = "Get one book (title, author) by its id, e.g. 'BK00001'. Find ids with search_books."
+    tools[0]["description"] = (
+        "Get one book (title, author) by its id, e.g. 'BK00001'. Find ids with search_books."
+    )
     tools[1].update(name="search_books", description="Find books whose author contains the given text.")
-    tools[2]["description"] = "Get one loan by its id: which book, which member, and whether it is still active."
+    tools[2]["description"] = (
+        "Get one loan by its id: which book, which member, and whether it is still active."
+    )
     tools[3].update(
         name="return_loan",
         description="Mark a borrowed book as returned. Only an active loan can be returned.",
-        preconditions=[{"field": "status", "op": "eq", "value": "active", "message": "only an active loan can be returned"}],
+        preconditions=[
+            {
+                "field": "status",
+                "op": "eq",
+                "value": "active",
+                "message": "only an active loan can be returned",
+            }
+        ],
         effects=[{"field": "status", "set": "returned"}, {"field": "returned_at", "now": True}],
     )
-    tools.append({
-        "name": "search_loans", "kind": "list", "entity": "loan",
-        "description": "List loans, filtered by member or status. Use it to find a member's active loans.",
-        "params": [
-            {"name": "member_id", "type": "string", "field": "member_id"},
-            {"name": "status", "type": "enum", "enum": ["active", "returned"], "field": "status"},
-        ],
-    })
+    tools.append(
+        {
+            "name": "search_loans",
+            "kind": "list",
+            "entity": "loan",
+            "description": "List loans, filtered by member or status. Use it to find a member's active loans.",
+            "params": [
+                {"name": "member_id", "type": "string", "field": "member_id"},
+                {"name": "status", "type": "enum", "enum": ["active", "returned"], "field": "status"},
+            ],
+        }
+    )
     return spec
 
 
@@ -190,7 +272,9 @@ def verify_accepts_all(monkeypatch):
     monkeypatch.setattr(loop_mod, "verify_and_repair", accept_all)
 
 
-def run(srv: ScriptedOpenAIServer, docs, *, draft=None, **config) -> tuple[AgentExploreResult, OpenAICompatModel]:
+def run(
+    srv: ScriptedOpenAIServer, docs, *, draft=None, **config
+) -> tuple[AgentExploreResult, OpenAICompatModel]:
     model = OpenAICompatModel(srv.base_url, "scripted", max_retries=0, timeout=10)
     try:
         res = run_explorer_agent(
@@ -239,10 +323,21 @@ def test_scripted_improved_spec_is_accepted_materializes_and_passes_smoke():
         requests = srv.chat_requests
 
     (env,) = res.envs
-    assert [t.name for t in env.tools] == ["get_book", "search_books", "get_loan", "return_loan", "search_loans"]
+    assert [t.name for t in env.tools] == [
+        "get_book",
+        "search_books",
+        "get_loan",
+        "return_loan",
+        "search_loans",
+    ]
     assert all(c.ok for c in verify.smoke_check(Environment.from_spec(env)))
     (outcome,) = res.outcomes
-    assert (outcome.fell_back, outcome.model_calls, outcome.sections_read, outcome.passing_tools) == (False, 2, 2, 5)
+    assert (outcome.fell_back, outcome.model_calls, outcome.sections_read, outcome.passing_tools) == (
+        False,
+        2,
+        2,
+        5,
+    )
     assert outcome.repair_rounds == 0 and outcome.failing_tools == []
     # One request per section, each carrying only its own section's operations plus the draft.
     assert len(requests) == 2 and all(r["response_format"] == {"type": "json_object"} for r in requests)
@@ -259,7 +354,9 @@ def test_invalid_scripted_replies_are_sent_back_with_validation_errors_until_a_v
     no_key["tools"][0]["params"][0]["key"] = False  # a get tool without its key parameter
     script = [Reply(content='{"name": "library", "entities": ['), scripted(no_key), scripted(improved_spec())]
     with ScriptedOpenAIServer(script) as srv:
-        res, _ = run(srv, [loans_only_doc()], draft=[EnvSpec.model_validate(draft_spec())], max_validation_rounds=2)
+        res, _ = run(
+            srv, [loans_only_doc()], draft=[EnvSpec.model_validate(draft_spec())], max_validation_rounds=2
+        )
         requests = srv.chat_requests
 
     assert len(requests) == 3
@@ -288,7 +385,12 @@ def test_scripted_spec_failing_smoke_gets_a_repair_round_and_the_repaired_spec_p
     assert env.name == "library" and env.domain == "test"  # the name comes from the document title
     assert env.tool("return_loan").preconditions[0].value == "active"
     (outcome,) = res.outcomes
-    assert (outcome.repair_rounds, outcome.fell_back, outcome.passing_tools, outcome.failing_tools) == (1, False, 5, [])
+    assert (outcome.repair_rounds, outcome.fell_back, outcome.passing_tools, outcome.failing_tools) == (
+        1,
+        False,
+        5,
+        [],
+    )
     assert [e.kind for e in res.transcript] == ["accepted", "repair_request", "accepted"]
 
 
@@ -338,11 +440,17 @@ def test_falls_back_when_the_agent_keeps_fewer_working_tools_than_the_draft():
 
 def test_usage_ledger_totals_equal_the_scripted_usage():
     usages = [(1200, 300, 1500), (900, 250, 1150), (1000, 280, 1280)]
-    script = [Reply(content="{}", usage=usages[0]), scripted(broken_return_spec(), usages[1]), scripted(improved_spec(), usages[2])]
+    script = [
+        Reply(content="{}", usage=usages[0]),
+        scripted(broken_return_spec(), usages[1]),
+        scripted(improved_spec(), usages[2]),
+    ]
     with ScriptedOpenAIServer(script) as srv:
         res, model = run(srv, [loans_only_doc()])
     assert res.usage.calls == 3 and res.usage.ok == 3
-    assert (res.usage.prompt_tokens, res.usage.completion_tokens, res.usage.total_tokens) == tuple(map(sum, zip(*usages)))
+    assert (res.usage.prompt_tokens, res.usage.completion_tokens, res.usage.total_tokens) == tuple(
+        map(sum, zip(*usages))
+    )
     assert model.ledger.summary().total_tokens == res.usage.total_tokens  # the backend's own ledger agrees
     assert res.cost["calls"] == 3 and res.cost["total_tokens"] == 3930
     assert res.seconds >= res.usage.latency_total_s > 0
@@ -370,7 +478,8 @@ def test_explore_with_agent_starts_from_the_deterministic_draft(monkeypatch):
     seen = []
     with ScriptedOpenAIServer([scripted(improved_spec())]) as srv:
         envs = explore_with_agent(
-            [loans_only_doc()], domain="test",
+            [loans_only_doc()],
+            domain="test",
             model_config={"model": "scripted", "base_url": srv.base_url, "max_retries": 0},
             on_result=seen.append,
         )
@@ -391,7 +500,9 @@ def test_verify_and_repair_rejection_is_sent_back_for_a_repair_round(monkeypatch
     def fake_verify_and_repair(spec, *, out_dir=None, seed=0):  # rejects the first spec it sees
         calls.append(spec.name)
         if len(calls) == 1:
-            return None, VerificationReport(env=spec.name, env_messages=["L2: return_loan leaves returned_at unset"])
+            return None, VerificationReport(
+                env=spec.name, env_messages=["L2: return_loan leaves returned_at unset"]
+            )
         return spec, VerificationReport(env=spec.name)
 
     monkeypatch.setattr(loop_mod, "verify_and_repair", fake_verify_and_repair)
@@ -430,7 +541,13 @@ def test_real_verifiers_accept_the_scripted_improved_spec(monkeypatch):
         res, _ = run(srv, [loans_only_doc()], draft=[EnvSpec.model_validate(draft_spec())])
     (outcome,) = res.outcomes
     assert not outcome.fell_back and outcome.repair_rounds == 0 and outcome.passing_tools == 5
-    assert [t.name for t in res.envs[0].tools] == ["get_book", "search_books", "get_loan", "return_loan", "search_loans"]
+    assert [t.name for t in res.envs[0].tools] == [
+        "get_book",
+        "search_books",
+        "get_loan",
+        "return_loan",
+        "search_loans",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -41,8 +41,12 @@ def _prepare(tmp_path: Path) -> tuple[Path, Path, dict[str, str], dict[str, str]
     for name in ("b", "c"):
         (tmp / name).mkdir()
         (tmp / name / "env.yaml").write_text(f"new {name}\n")
-    after = {"b/env.yaml": "new b\n", "c/env.yaml": "new c\n", "hand/env.yaml": "old hand\n",
-             BUILD_FILE: json.dumps({"envs": ["b", "c"]})}
+    after = {
+        "b/env.yaml": "new b\n",
+        "c/env.yaml": "new c\n",
+        "hand/env.yaml": "old hand\n",
+        BUILD_FILE: json.dumps({"envs": ["b", "c"]}),
+    }
     return target, tmp, before, after
 
 
@@ -64,7 +68,9 @@ def _replaces_in_a_swap(tmp_path: Path) -> int:
 
 
 @pytest.mark.parametrize("crash_at", range(1, 8))
-def test_a_swap_killed_at_any_rename_is_completed_or_undone_by_the_next_build(tmp_path, monkeypatch, crash_at):
+def test_a_swap_killed_at_any_rename_is_completed_or_undone_by_the_next_build(
+    tmp_path, monkeypatch, crash_at
+):
     # the renames: journal, a aside, b aside, b in, c in, build.json; 7 = killed after the swap,
     # before its temp folder was removed
     assert _replaces_in_a_swap(tmp_path) == 6
@@ -88,7 +94,8 @@ def test_a_swap_killed_at_any_rename_is_completed_or_undone_by_the_next_build(tm
     monkeypatch.undo()
     assert tmp.is_dir()  # left behind, as a killed build leaves it
     assert [p.parent.name for p in find_specs(target.parent)] == sorted(
-        p.name for p in target.iterdir() if (p / "env.yaml").is_file())  # loaders skip the temp folder
+        p.name for p in target.iterdir() if (p / "env.yaml").is_file()
+    )  # loaders skip the temp folder
 
     assert swap_mod.recover_interrupted(target) == [tmp]
     got = _tree(target)
@@ -131,8 +138,13 @@ def test_a_killed_build_leaves_an_ignored_temp_folder_that_the_next_build_recove
     (res / "library").mkdir(parents=True)
     (res / "library" / "loans.yaml").write_text(DOC)
     build_domain("library", resources_root=res, domains_root=dom, verify=False)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(KILLED_BUILD), str(res), str(dom)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(KILLED_BUILD), str(res), str(dom)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 9, proc.stderr
     (left,) = [p for p in dom.iterdir() if p.name.startswith(".library.build-")]
     assert not (dom / "library" / "library_loans").exists()  # the crash window: moved aside, not yet replaced

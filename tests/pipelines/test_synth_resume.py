@@ -48,8 +48,14 @@ syn.synthesize_dataset([load_environment(Path("domains/travel/trip_desk"))], out
 
 def _synth(stage: str, out: Path) -> int:
     env = {**os.environ, "PYTHONPATH": str(REPO), "ENVFACTORY_ROOT": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(RUN), stage, str(out), str(N)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(RUN), stage, str(out), str(N)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode in (0, 9), proc.stderr[-2000:]
     return proc.returncode
 

@@ -52,6 +52,7 @@ def test_replay_detects_a_runtime_that_drops_a_write():
     d = tiny_dict()
     tool_index(d, "place_order")["effects"].pop()  # stock not decremented
     from envfactory.spec import parse_spec
+
     m = MutantEnvironment(base, Mutant("drop", "test", ["place_order"], parse_spec(d)))
     bad = [c for c in replay_cassette(m, cas) if not c.ok]
     assert bad and "state hash differs" in bad[0].message
@@ -98,6 +99,7 @@ class _SharedCounterEnv(Environment):
                     type(env).calls += 1
                     out = {**out, "name": f"{out['name']}#{type(env).calls}"}
                 return out
+
         return S(self, snapshot)
 
 

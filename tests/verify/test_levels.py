@@ -27,7 +27,9 @@ def test_a_correct_env_passes_l1_and_l2():
 
 
 def test_l1_catches_a_skipped_precondition_that_smoke_misses():
-    base, m = _mutant(lambda d: tool_index(d, "cancel_order").__setitem__("preconditions", []), ["cancel_order"])
+    base, m = _mutant(
+        lambda d: tool_index(d, "cancel_order").__setitem__("preconditions", []), ["cancel_order"]
+    )
     assert _verdict(smoke_check(m, expected=base.spec), "cancel_order").ok
     v = _verdict(check_l1(m, expected=base.spec), "cancel_order")
     assert not v.ok and "precondition status eq" in v.message
@@ -36,6 +38,7 @@ def test_l1_catches_a_skipped_precondition_that_smoke_misses():
 def test_l1_catches_a_dropped_foreign_key_that_smoke_misses():
     def edit(d):
         d["entities"][2]["fields"][2].pop("ref")  # order.customer_id
+
     base, m = _mutant(edit, ["place_order"])
     assert _verdict(smoke_check(m, expected=base.spec), "place_order").ok
     v = _verdict(check_l1(m, expected=base.spec), "place_order")
@@ -45,6 +48,7 @@ def test_l1_catches_a_dropped_foreign_key_that_smoke_misses():
 def test_l2_catches_a_dropped_effect_that_smoke_and_l1_miss():
     def edit(d):
         tool_index(d, "cancel_order")["effects"].pop()  # the stock goes back
+
     base, m = _mutant(edit, ["cancel_order"])
     assert _verdict(smoke_check(m, expected=base.spec), "cancel_order").ok
     assert _verdict(check_l1(m, expected=base.spec), "cancel_order").ok
@@ -55,6 +59,7 @@ def test_l2_catches_a_dropped_effect_that_smoke_and_l1_miss():
 def test_l2_catches_a_wrong_filter_that_l1_misses():
     def edit(d):
         tool_index(d, "list_items")["params"][1]["op"] = "lt"  # max_price: lte -> lt
+
     base, m = _mutant(edit, ["list_items"])
     assert _verdict(check_l1(m, expected=base.spec), "list_items").ok
     v = _verdict(check_l2(m, expected=base.spec), "list_items")

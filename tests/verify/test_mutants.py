@@ -7,8 +7,17 @@ from ._tiny import tiny_env
 def test_tiny_env_mutants_cover_every_kind_and_are_all_caught():
     env = tiny_env()
     kinds = {m.kind for m in build_mutants(env.spec)}
-    assert {"drop_effect", "skip_precondition", "filter_op", "filter_field", "corrupt_result",
-            "page_off_by_one", "drop_ref", "drop_enum", "drop_bounds"} <= kinds
+    assert {
+        "drop_effect",
+        "skip_precondition",
+        "filter_op",
+        "filter_field",
+        "corrupt_result",
+        "page_off_by_one",
+        "drop_ref",
+        "drop_enum",
+        "drop_bounds",
+    } <= kinds
     report = run_mutants(env)
     assert report.total >= 30
     assert report.score() >= 0.95, [r.name for r in report.survivors()]
@@ -21,9 +30,13 @@ def test_mutants_are_judged_against_the_original_spec():
     # a mutant that drops an effect agrees with its own spec, so only the original catches it
     from envfactory.verify import check_l2
     from envfactory.verify.mutants import MutantEnvironment
+
     env = tiny_env()
-    m = next(m for m in build_mutants(env.spec) if m.kind == "drop_effect" and "cancel_order" in m.tools
-             and m.name.endswith("item_id.stock"))
+    m = next(
+        m
+        for m in build_mutants(env.spec)
+        if m.kind == "drop_effect" and "cancel_order" in m.tools and m.name.endswith("item_id.stock")
+    )
     menv = MutantEnvironment(env, m)
     assert all(c.ok for c in check_l2(menv, expected=m.spec, tools=["cancel_order"]))
     assert not all(c.ok for c in check_l2(menv, expected=env.spec, tools=["cancel_order"]))

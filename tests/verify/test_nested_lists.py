@@ -22,36 +22,75 @@ def _pp(name):
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
 
 
-PROJECT = {"type": "object", "properties": {"gid": {"type": "string", "readOnly": True}, "name": {"type": "string"},
-                                            "notes": {"type": "string"}}}
-SECTION = {"type": "object", "properties": {"gid": {"type": "string", "readOnly": True}, "name": {"type": "string"},
-                                            "project": {"$ref": "#/components/schemas/ProjectCompact"}}}
+PROJECT = {
+    "type": "object",
+    "properties": {
+        "gid": {"type": "string", "readOnly": True},
+        "name": {"type": "string"},
+        "notes": {"type": "string"},
+    },
+}
+SECTION = {
+    "type": "object",
+    "properties": {
+        "gid": {"type": "string", "readOnly": True},
+        "name": {"type": "string"},
+        "project": {"$ref": "#/components/schemas/ProjectCompact"},
+    },
+}
 
 
 def asana_like():
     data = lambda s: {"type": "object", "properties": {"data": s}}  # noqa: E731
     doc = {
-        "openapi": "3.0.0", "info": {"title": "Asana", "version": "1.0"},
+        "openapi": "3.0.0",
+        "info": {"title": "Asana", "version": "1.0"},
         "components": {"schemas": {"ProjectCompact": PROJECT, "SectionCompact": SECTION}},
         "paths": {
-            "/projects": {"get": {"operationId": "getProjects", "responses": _ok(data({"type": "array", "items": PROJECT}))},
-                          "post": {"operationId": "createProject",
-                                   "requestBody": {"content": {"application/json": {"schema": data(PROJECT)}}},
-                                   "responses": _ok(data(PROJECT))}},
-            "/projects/{project_gid}": {"parameters": [_pp("project_gid")],
-                                        "get": {"operationId": "getProject", "responses": _ok(data(PROJECT))}},
+            "/projects": {
+                "get": {
+                    "operationId": "getProjects",
+                    "responses": _ok(data({"type": "array", "items": PROJECT})),
+                },
+                "post": {
+                    "operationId": "createProject",
+                    "requestBody": {"content": {"application/json": {"schema": data(PROJECT)}}},
+                    "responses": _ok(data(PROJECT)),
+                },
+            },
+            "/projects/{project_gid}": {
+                "parameters": [_pp("project_gid")],
+                "get": {"operationId": "getProject", "responses": _ok(data(PROJECT))},
+            },
             "/projects/{project_gid}/sections": {
                 "parameters": [_pp("project_gid")],
-                "get": {"operationId": "getSectionsForProject",
-                        "responses": _ok(data({"type": "array", "items": SECTION}))},
-                "post": {"operationId": "createSectionForProject",
-                         "requestBody": {"content": {"application/json": {"schema": data(
-                             {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}})}}},
-                         "responses": _ok(data(SECTION))}},
-            "/sections/{section_gid}": {"parameters": [_pp("section_gid")],
-                                        "get": {"operationId": "getSection", "responses": _ok(data(SECTION))},
-                                        "delete": {"operationId": "deleteSection",
-                                                   "responses": _ok(data({"type": "object"}))}},
+                "get": {
+                    "operationId": "getSectionsForProject",
+                    "responses": _ok(data({"type": "array", "items": SECTION})),
+                },
+                "post": {
+                    "operationId": "createSectionForProject",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": data(
+                                    {
+                                        "type": "object",
+                                        "required": ["name"],
+                                        "properties": {"name": {"type": "string"}},
+                                    }
+                                )
+                            }
+                        }
+                    },
+                    "responses": _ok(data(SECTION)),
+                },
+            },
+            "/sections/{section_gid}": {
+                "parameters": [_pp("section_gid")],
+                "get": {"operationId": "getSection", "responses": _ok(data(SECTION))},
+                "delete": {"operationId": "deleteSection", "responses": _ok(data({"type": "object"}))},
+            },
         },
     }
     return load_apidoc(json.dumps(doc).encode(), source="asana.json")

@@ -23,10 +23,19 @@ def test_repair_makes_a_never_set_field_nullable_and_keeps_the_tool(tmp_path):
 
 def test_repair_drops_impossible_preconditions_and_json_filters():
     d = tiny_dict()
-    tool_index(d, "delete_order")["preconditions"].append({"field": "status", "op": "eq", "value": "archived"})
+    tool_index(d, "delete_order")["preconditions"].append(
+        {"field": "status", "op": "eq", "value": "archived"}
+    )
     tool_index(d, "list_items")["entity"] = "item"
-    d["tools"].append({"name": "list_customers", "kind": "list", "entity": "customer", "description": "List customers.",
-                       "params": [{"name": "tags", "type": "array", "field": "tags"}]})
+    d["tools"].append(
+        {
+            "name": "list_customers",
+            "kind": "list",
+            "entity": "customer",
+            "description": "List customers.",
+            "params": [{"name": "tags", "type": "array", "field": "tags"}],
+        }
+    )
     fixed, done = repair_spec(parse_spec(d))
     assert fixed.tool("delete_order").preconditions[-1].value == "cancelled"
     assert fixed.tool("list_customers").params == []
@@ -37,10 +46,19 @@ def test_an_unfixable_tool_is_excluded_with_its_reason(tmp_path):
     d = tiny_dict()
     # valid enum value that no seeded order has and no tool produces: no valid call ever exists
     d["seed"]["entities"]["order"]["fields"]["status"] = {"kind": "choice", "values": ["placed", "cancelled"]}
-    d["tools"].append({"name": "return_order", "kind": "action", "entity": "order", "description": "Return a shipped order.",
-                       "params": [{"name": "order_id", "type": "string", "required": True, "key": True, "field": "order_id"}],
-                       "preconditions": [{"field": "status", "op": "eq", "value": "shipped"}],
-                       "effects": [{"field": "status", "set": "cancelled"}]})
+    d["tools"].append(
+        {
+            "name": "return_order",
+            "kind": "action",
+            "entity": "order",
+            "description": "Return a shipped order.",
+            "params": [
+                {"name": "order_id", "type": "string", "required": True, "key": True, "field": "order_id"}
+            ],
+            "preconditions": [{"field": "status", "op": "eq", "value": "shipped"}],
+            "effects": [{"field": "status", "set": "cancelled"}],
+        }
+    )
     spec_out, report = verify_and_repair(parse_spec(d), out_dir=tmp_path)
     assert spec_out is not None
     names = [t.name for t in spec_out.tools]

@@ -26,9 +26,13 @@ def test_valid_args_satisfy_preconditions_through_a_foreign_key():
 
 
 def test_valid_args_is_none_when_no_row_meets_the_precondition():
-    spec = tiny_spec(lambda d: d["seed"]["entities"]["order"]["fields"].update(
-        {"status": {"kind": "const", "value": "shipped"}}))
+    spec = tiny_spec(
+        lambda d: d["seed"]["entities"]["order"]["fields"].update(
+            {"status": {"kind": "const", "value": "shipped"}}
+        )
+    )
     from envfactory.runtime import Environment
+
     env = Environment.from_spec(spec)
     with env.new_session() as s:
         assert valid_args(s, env, spec.tool("cancel_order"), random.Random(0)) is None

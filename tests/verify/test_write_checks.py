@@ -28,38 +28,79 @@ def _body(schema):
     return {"content": {"application/json": {"schema": schema}}}
 
 
-TEAM = {"type": "object", "required": ["id", "name"], "properties": {
-    "id": {"type": "string"}, "name": {"type": "string"},
-    "settings": {"type": "object", "properties": {"visibility": {"type": "string"}}}}}
-MEMBER = {"type": "object", "required": ["id", "team_id", "email"], "properties": {
-    "id": {"type": "string"}, "team_id": {"type": "string"}, "email": {"type": "string"}}}
+TEAM = {
+    "type": "object",
+    "required": ["id", "name"],
+    "properties": {
+        "id": {"type": "string"},
+        "name": {"type": "string"},
+        "settings": {"type": "object", "properties": {"visibility": {"type": "string"}}},
+    },
+}
+MEMBER = {
+    "type": "object",
+    "required": ["id", "team_id", "email"],
+    "properties": {"id": {"type": "string"}, "team_id": {"type": "string"}, "email": {"type": "string"}},
+}
 
 
 def team_doc():
-    doc = {"openapi": "3.0.0", "info": {"title": "Teams", "version": "1"}, "paths": {
-        "/teams": {"get": {"responses": _ok({"type": "array", "items": TEAM})},
-                   "post": {"requestBody": _body({"type": "object", "required": ["name"],
-                                                  "properties": {"name": {"type": "string"},
-                                                                 "settings": TEAM["properties"]["settings"]}}),
-                            "responses": _ok(TEAM)}},
-        "/teams/{team_id}": {"parameters": [_pp("team_id")],
-                             "get": {"responses": _ok(TEAM)},
-                             "put": {"requestBody": _body({"type": "object", "required": ["settings"], "properties": {
-                                 "settings": TEAM["properties"]["settings"]}}), "responses": _ok(TEAM)},
-                             "delete": {"responses": {"204": {"description": "deleted"}}}},
-        "/teams/{team_id}/members": {"parameters": [_pp("team_id")],
-                                     "get": {"responses": _ok({"type": "array", "items": MEMBER})},
-                                     "post": {"requestBody": _body({"type": "object", "required": ["email"],
-                                                                    "properties": {"email": {"type": "string"}}}),
-                                              "responses": _ok(MEMBER)}},
-    }}
+    doc = {
+        "openapi": "3.0.0",
+        "info": {"title": "Teams", "version": "1"},
+        "paths": {
+            "/teams": {
+                "get": {"responses": _ok({"type": "array", "items": TEAM})},
+                "post": {
+                    "requestBody": _body(
+                        {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {
+                                "name": {"type": "string"},
+                                "settings": TEAM["properties"]["settings"],
+                            },
+                        }
+                    ),
+                    "responses": _ok(TEAM),
+                },
+            },
+            "/teams/{team_id}": {
+                "parameters": [_pp("team_id")],
+                "get": {"responses": _ok(TEAM)},
+                "put": {
+                    "requestBody": _body(
+                        {
+                            "type": "object",
+                            "required": ["settings"],
+                            "properties": {"settings": TEAM["properties"]["settings"]},
+                        }
+                    ),
+                    "responses": _ok(TEAM),
+                },
+                "delete": {"responses": {"204": {"description": "deleted"}}},
+            },
+            "/teams/{team_id}/members": {
+                "parameters": [_pp("team_id")],
+                "get": {"responses": _ok({"type": "array", "items": MEMBER})},
+                "post": {
+                    "requestBody": _body(
+                        {"type": "object", "required": ["email"], "properties": {"email": {"type": "string"}}}
+                    ),
+                    "responses": _ok(MEMBER),
+                },
+            },
+        },
+    }
     return load_apidoc(json.dumps(doc).encode(), source="teams.json")
 
 
 def _all_teams_referenced(spec) -> bool:
     env = Environment.from_spec(spec)
     with env.new_session() as s:
-        free = s.query("SELECT COUNT(*) FROM team t WHERE NOT EXISTS (SELECT 1 FROM member m WHERE m.team_id = t.id)")
+        free = s.query(
+            "SELECT COUNT(*) FROM team t WHERE NOT EXISTS (SELECT 1 FROM member m WHERE m.team_id = t.id)"
+        )
     return free[0][0] == 0
 
 
