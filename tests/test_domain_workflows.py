@@ -365,32 +365,28 @@ def run_workflow(domain: str) -> tuple[Attempt | None, list[Attempt]]:
     return None, misses
 
 
-# Where the workflow stops on the committed domains/ (measured; see /work/notes/h14r.md). "explorer:" gaps
-# are defects of issue 14 on a document that documents every step; "document:" gaps are steps the chosen
-# document does not document (a better document is wanted). Remove a domain once its rebuilt envs pass.
+# Where the workflow stops on the committed domains/ (measured after the explorer fixes of issue 14 by
+# running this probe; office and utilities now pass). "explorer:" gaps are defects on a document that
+# documents every step; "document:" gaps are steps the chosen document does not document. The marks are
+# strict: a domain that starts passing fails here until its entry is removed.
 WORKFLOW_GAPS = {
-    "travel": "document: Traccar links devices, drivers and geofences through /permissions; no create takes "
-    "a parent id; explorer: delete_device/delete_group fail verification (defect 9)",
-    "commerce": "document: Apideck POS lists take no filter but orders' location_id; explorer: 'raw' becomes a "
-    "filter (defect 3), deletes of referenced parents fail verification (defect 9)",
-    "finance": "explorer: nested lists (/balanceAccounts/{id}/sweeps) fail verification (defect 1), deletes "
-    "dropped; document: sweeps list has no filter",
-    "office": "explorer: nested lists /lists/{tasklist}/tasks and /todolists/{id}/todos fail verification "
-    "(defect 1), delete_task dropped",
-    "lifestyle": "explorer: nested lists /blogs/{blogId}/posts fail verification (defect 1), deletes dropped (9)",
-    "healthcare": "document: FHIR searches filter by patient identifiers, not by a parent resource; explorer: "
-    "references (Appointment.slot) are not foreign keys (defect 5)",
-    "academia": "explorer: nested lists /courses/{courseId}/courseWork fail verification (defect 1); one API "
-    "split into 5 environments, courses apart from their course work (defect 5)",
-    "utilities": "explorer: nested lists /servers/{server_id}/zones fail verification (defect 1); verb paths "
-    "(rectify, notify) become updates (defect 2)",
+    "travel": "document: no Traccar create takes a parent id (devices, drivers and geofences are linked "
+    "through /permissions)",
+    "commerce": "document: no Apideck POS list filters items, modifiers or locations by a parent",
+    "finance": "explorer: a balance account created under its account holder is found by no list filter on "
+    "its own fields",
+    "lifestyle": "explorer: verb paths become entities (aggregate, bypath, byurl); blogs and comments have no "
+    "create in the document",
+    "healthcare": "document: FHIR searches filter by patient identifiers, not by a parent resource",
+    "academia": "explorer: Google Classroom is split into 5 environments; course work has no tool that finds "
+    "its course (defect 5)",
 }
 
 
 @pytest.mark.parametrize(
     "domain",
     [
-        pytest.param(d, marks=pytest.mark.xfail(reason=WORKFLOW_GAPS[d], strict=False))
+        pytest.param(d, marks=pytest.mark.xfail(reason=WORKFLOW_GAPS[d], strict=True))
         if d in WORKFLOW_GAPS
         else d
         for d in BUNDLED
