@@ -68,7 +68,7 @@ class ServeBenchReport:
 
 
 def _mix(flight_ids: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    out = []
+    out: list[tuple[str, dict[str, Any]]] = []
     for i, fid in enumerate(flight_ids):
         out.append(("get_flight", {"flight_id": fid}))
         if i % 2:

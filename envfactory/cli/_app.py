@@ -242,3 +242,10 @@ def _root_hint(domains_root: Path) -> str:
     if domains_root.is_dir():
         return ""
     return f"; {domains_root} does not exist: run from the project folder, pass --root DIR or set ${ROOT_ENV}"
+
+
+def nonempty_path(value: str) -> Path:
+    """Parser of path options: an empty value would silently mean the current folder, so it is refused."""
+    if not str(value).strip():
+        raise typer.BadParameter("is empty: give a path (use '.' for the current folder)")
+    return Path(value)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import typer
 
 from ..evaluation import CATEGORIES, REFERENCE_AGENTS  # leaf modules: cheap for --help
-from ._app import app, console, env_dirs, err_console, fail, handle_errors
+from ._app import app, console, env_dirs, err_console, fail, handle_errors, nonempty_path
 
 if TYPE_CHECKING:
     from ..llm import OpenAICompatModel
@@ -81,7 +81,11 @@ def eval_suite(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed: the same tasks and seed give the same files."),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Suites folder (default: eval/suites); writes OUT/<domain>/."
+        None,
+        "--out",
+        "-o",
+        parser=nonempty_path,
+        help="Suites folder (default: eval/suites); writes OUT/<domain>/.",
     ),
 ) -> None:
     """Write a BFCL-format evaluation suite for a domain (or --all) under eval/suites/<domain>/.
@@ -246,6 +250,7 @@ def eval_(
         None,
         "--out",
         "-o",
+        parser=nonempty_path,
         show_default=False,
         help="Folder for results.jsonl and summary.json (default: "
         "eval/results/SUITE/AGENT under the project root).",
@@ -307,15 +312,15 @@ def eval_(
         agent = ModelAgent(client, temperature=temperature, max_tokens=max_tokens)
     config = EvalConfig(
         categories=chosen,
-        mode=mode,
+        mode=cast(Literal["fc", "prompt"], mode),  # checked by _check_options
         concurrency=concurrency,
-        limit=limit,  # type: ignore[arg-type]
+        limit=limit,
         max_steps_per_turn=max_steps,
         user="simulator" if user_sim else "subgoals",
         seed=seed,
-        loop=loop,
+        loop=cast(Literal["bfcl", "lenient"], loop),  # checked by _check_options
         trials=trials,
-    )  # type: ignore[arg-type]
+    )
     from ..evaluation import ResultsStore, suite_digest
 
     store = ResultsStore(db_path)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ._app import app, console, env_dirs, fail, handle_errors
+from ._app import app, console, env_dirs, fail, handle_errors, nonempty_path
 from ._settings import settings_parser
 
 SAMPLER_CONFIG_HELP = (
@@ -34,6 +34,7 @@ def graph(
         Path("tool_graph.html"),
         "--out",
         "-o",
+        parser=nonempty_path,
         help="Drawing to write: FILE.html (interactive, offline) and FILE.png.",
     ),
     png: bool = typer.Option(True, "--png/--no-png", help="Also draw a PNG (needs matplotlib)."),
@@ -203,7 +204,7 @@ def sample(
         False, "--report", help="Print coverage tables, with the random-walk baseline beside."
     ),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Write kept plans with their gold calls as JSONL."
+        None, "--out", "-o", parser=nonempty_path, help="Write kept plans with their gold calls as JSONL."
     ),
     keep_failed: bool = typer.Option(
         False, "--keep-failed", help="With --out, write failed plans too (ok: false)."

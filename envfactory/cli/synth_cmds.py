@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ._app import app, console, env_dirs, fail, handle_errors
+from ._app import app, console, env_dirs, fail, handle_errors, nonempty_path
 from .tasks_cmds import task_config_option
+
+if TYPE_CHECKING:
+    from ..pipelines.synthesize import SynthResult
 
 _SYNTH_HELP = """Synthesize multi-turn tool-use trajectories and write them as a Hugging Face dataset.
 
@@ -38,7 +41,9 @@ def synth(
     name: str | None = typer.Option(
         None, "--name", help="Dataset folder name (default: the domain or 'all', then '-ENV' with --env)."
     ),
-    out_root: Path | None = typer.Option(None, "--out-root", help="Parent folder (default ./trajectories)."),
+    out_root: Path | None = typer.Option(
+        None, "--out-root", parser=nonempty_path, help="Parent folder (default ./trajectories)."
+    ),
     tasks_file: Path | None = typer.Option(
         None, "--tasks", help="Roll out tasks from this JSONL file instead of building them."
     ),
@@ -86,6 +91,7 @@ def synth(
         BarColumn,
         MofNCompleteColumn,
         Progress,
+        TaskID,
         TaskProgressColumn,
         TextColumn,
         TimeElapsedColumn,
@@ -147,7 +153,7 @@ def synth(
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, transient=False) as prog:
-        bars: dict[str, int] = {}
+        bars: dict[str, TaskID] = {}
         started: dict[str, tuple[float, int]] = {}
 
         def on_progress(stage: str, done: int = 0, total: int | None = None, *rest: object) -> None:
@@ -230,27 +236,27 @@ def _read_tasks(tasks_file: Path | None, envs: list, n: int) -> tuple[list | Non
     return tasks, source
 
 
-def _print_result(res: object, title: str, out: Path) -> None:
+def _print_result(res: SynthResult, title: str, out: Path) -> None:
     from rich.table import Table
 
     t = Table(title=title)
     t.add_column("figure")
     t.add_column("value", justify="right")
-    t.add_row("tasks", f"{res.tasks:,}")  # type: ignore[attr-defined]
-    t.add_row("kept (verified by replay)", f"{res.kept:,}")  # type: ignore[attr-defined]
-    for s, c in res.split_counts.items():  # type: ignore[attr-defined]
+    t.add_row("tasks", f"{res.tasks:,}")
+    t.add_row("kept (verified by replay)", f"{res.kept:,}")
+    for s, c in res.split_counts.items():
         t.add_row(f"  {s}", f"{c:,}")
-    t.add_row("no full-reward rollout", f"{res.rollout_failures:,}")  # type: ignore[attr-defined]
-    t.add_row("replay failures (dropped)", f"{res.replay_failures:,}")  # type: ignore[attr-defined]
-    t.add_row("resumed from earlier run", f"{res.resumed:,}")  # type: ignore[attr-defined]
+    t.add_row("no full-reward rollout", f"{res.rollout_failures:,}")
+    t.add_row("replay failures (dropped)", f"{res.replay_failures:,}")
+    t.add_row("resumed from earlier run", f"{res.resumed:,}")
     t.add_row(
         "seconds: tasks / rollouts / export",
         " / ".join(f"{res.seconds[k]:.1f}" for k in ("tasks", "rollouts", "export")),
-    )  # type: ignore[attr-defined]
+    )
     console.print(t)
-    for reason, c in list(res.failures.items())[:5]:  # type: ignore[attr-defined]
+    for reason, c in list(res.failures.items())[:5]:
         console.print(f"  dropped {c}x: {reason}", highlight=False)
-    console.print(f"wrote {len(res.files)} files under {out}", highlight=False)  # type: ignore[attr-defined]
+    console.print(f"wrote {len(res.files)} files under {out}", highlight=False)
 
 
 @app.command()

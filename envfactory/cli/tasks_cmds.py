@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ._app import app, console, env_dirs, fail, handle_errors
+from ._app import app, console, env_dirs, fail, handle_errors, nonempty_path
 from ._settings import settings_parser
 
 if TYPE_CHECKING:  # the task builder loads inside the command (start-up time: see _app)
@@ -84,8 +84,8 @@ def print_task_report(rep: TaskReport) -> None:
     )
     for c in ("check", "failed", "rewritten", "dropped"):
         t.add_column(c, justify="left" if c == "check" else "right")
-    for name, c in rep.checks.items():
-        t.add_row(name, str(c["failed"]), str(c["rewritten"]), str(c["dropped"]))
+    for name, counts in rep.checks.items():
+        t.add_row(name, str(counts["failed"]), str(counts["rewritten"]), str(counts["dropped"]))
     console.print(t)
     h = Table(
         title=f"predicted pass rate: mean {rep.mean_pass_rate_before:.3f} before, "
@@ -124,7 +124,11 @@ def tasks(
     n: int = typer.Option(1000, "--n", "-n", min=1, help="Number of tasks."),
     seed: int = typer.Option(0, "--seed", help="Seed (same seed, same tasks)."),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="JSON Lines file (default trajectories/tasks/<domain>.jsonl)."
+        None,
+        "--out",
+        "-o",
+        parser=nonempty_path,
+        help="JSON Lines file (default trajectories/tasks/<domain>.jsonl).",
     ),
     model: str | None = typer.Option(
         None, "--model", help="Model name for the LLM goal rewriter and the solver."
@@ -151,12 +155,15 @@ def tasks(
     task_config: object | None = task_config_option(),
 ) -> None:
     """Build implicit-intent tasks (goal, persona, hidden facts, gold run, reward) and write JSON Lines."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from ..config import project_paths
     from ..runtime import load_environment
     from ..spec import write_tasks
+    from ..synth.config import TaskConfig
     from ..synth.tasks import build_tasks
+
+    assert task_config is None or isinstance(task_config, TaskConfig)  # what --task-config parses to
 
     if bool(model) != bool(base_url):
         # one without the other used to be a traceback (--base-url) or silently no model (--model)
@@ -181,7 +188,7 @@ def tasks(
         console=console,
         transient=True,
     ) as prog:
-        bars: dict[str, int] = {}
+        bars: dict[str, TaskID] = {}
 
         def tick(stage: str, done: int, total: int) -> None:
             if stage not in bars:

@@ -17,7 +17,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -109,16 +109,18 @@ class _Entity:
         self.prefix = ent.pk.id_prefix or default_id_prefix(ent.name)
 
     def to_json(self, row: tuple, only: list[int] | None = None) -> dict[str, Any]:
+        vals: Sequence[Any] = row
         if self.conv:
-            row = list(row)
+            conv = list(row)
             for i, t in self.conv:
-                v = row[i]
+                v = conv[i]
                 if v is None:
                     continue
-                row[i] = bool(v) if t == FieldType.boolean else json.loads(v)
+                conv[i] = bool(v) if t == FieldType.boolean else json.loads(v)
+            vals = conv
         if only is None:
-            return dict(zip(self.cols, row))
-        return {self.cols[i]: row[i] for i in only}
+            return dict(zip(self.cols, vals))
+        return {self.cols[i]: vals[i] for i in only}
 
     def db_row(self, row: dict[str, Any]) -> list[Any]:
         """A row dict (JSON values) as the list of values stored in SQLite, in column order."""
@@ -163,6 +165,12 @@ class _Tool:
         self.verb = tool.name.split("_")[0]
         # Effects on referenced rows write a second table: only those calls need a transaction.
         self.multi_statement = any("." in ef.field for ef in tool.effects)
+
+    @property
+    def key_arg(self) -> str:
+        """The key parameter's name: get/update/delete/action tools have exactly one (ToolSpec checks it)."""
+        assert self.key is not None, f"tool {self.name!r} has no key parameter"
+        return self.key
 
 
 class Environment:

@@ -269,9 +269,9 @@ class Session:
 
     def _fetch(self, t: _Tool, a: dict[str, Any]) -> tuple:
         e = t.ent
-        row = self._c.execute(e.sql_get, (a[t.key],)).fetchone()
+        row = self._c.execute(e.sql_get, (a[t.key_arg],)).fetchone()
         if row is None:
-            raise self._not_found(t, e, a[t.key], t.key)
+            raise self._not_found(t, e, a[t.key_arg], t.key_arg)
         return row
 
     def _get(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
@@ -533,7 +533,7 @@ class Session:
         own: dict[str, Any] = {}
         self._apply_effects(t, row, a, own)
         vals.update(own)
-        self._write_update(e, a[t.key], vals, old)
+        self._write_update(e, a[t.key_arg], vals, old)
         return self._updated_out(t, e, old, vals)
 
     def _delete(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
@@ -541,7 +541,7 @@ class Session:
         old = self._fetch(t, a)
         row = e.to_json(old)
         self._check_conditions(t, row, a)
-        key = a[t.key]
+        key = a[t.key_arg]
         for table, col in e.referenced_by:
             if table == e.name:
                 # a row that references itself (parent_id = own id) does not block its own delete
@@ -580,7 +580,7 @@ class Session:
         # references the action writes must exist (effects may write ids from arguments)
         self._check_refs(t, vals, {**argmap, **{ef.field: ef.param for ef in t.spec.effects if ef.param}})
         if vals:
-            self._write_update(e, a[t.key], vals, old)
+            self._write_update(e, a[t.key_arg], vals, old)
         return self._updated_out(t, e, old, vals)
 
     def _integrity(self, t: _Tool, err: sqlite3.IntegrityError) -> RuntimeToolError:

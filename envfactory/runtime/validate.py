@@ -229,8 +229,8 @@ class ArgValidator:
                 )
         for r in self.required:
             if args.get(r) is None:
-                p = self.params[r]
-                hint = f" ({p.description})" if p.description else ""
+                rp = self.params[r]
+                hint = f" ({rp.description})" if rp.description else ""
                 raise self._fail(r, f"missing required argument '{r}'{hint}")
         out: dict[str, Any] = {}
         for k, v in args.items():

@@ -255,7 +255,8 @@ class ToolCallFastPath:
                 await self.sdk_app(scope, receive, send)
                 return
         if (
-            transport is None
+            runner is None
+            or transport is None
             or transport.is_terminated
             or (transport.idle_scope is not None and transport.idle_scope.cancel_called)
         ):

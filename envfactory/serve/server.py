@@ -82,9 +82,11 @@ class EnvMCPServer(Server[dict[str, Any]]):
             instructions=env.spec.description or None,
             lifespan=_sweeping_lifespan,
             get_tool_input_schema=self._input_schemas.get,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
         )
+        # Registered as the constructor's on_list_tools/on_call_tool would be; this typed entry
+        # admits the plain-dict results (HandlerResult) these handlers return, the keywords do not.
+        self.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
+        self.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
         self.add_request_handler("server/discover", types.RequestParams, _decline_discover)
         # Our middleware only; the SDK's default OpenTelemetry middleware costs ~15% per call.
         self.middleware = [self._on_initialize]
