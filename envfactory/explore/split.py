@@ -37,8 +37,8 @@ def _graph(tools: list[ToolDraft], ents: dict[str, EntityDraft]) -> nx.Graph:
         for f in ents[e].fields.values():
             if f.ref:
                 bump(e, f.ref, 3.0)
-    tags: dict[str, set[str]] = defaultdict(set)
-    heads: dict[str, set[str]] = defaultdict(set)
+    tags: dict[tuple[str, str], set[str]] = defaultdict(set)
+    heads: dict[tuple[str, str], set[str]] = defaultdict(set)
     docs: dict[str, set[str]] = defaultdict(set)
     for t in tools:
         for tag in t.plan.op.tags[:2]:
@@ -75,7 +75,8 @@ def _split(g: nx.Graph, nodes: set[str], seed: int, resolution: float, max_tools
     if _size(g, nodes) <= max_tools or len(nodes) == 1:
         return [nodes]
     if resolution > 64:
-        out, cur = [], set()
+        out: list[set[str]] = []
+        cur: set[str] = set()
         for n in sorted(nodes, key=lambda n: (-g.nodes[n]["tools"], n)):
             if cur and _size(g, cur | {n}) > max_tools:
                 out.append(cur)

@@ -223,14 +223,14 @@ def _list_param(p: Parameter, ent: EntityDraft, ents: dict[str, EntityDraft]) ->
                 and m.group(1 if grp == 2 else 2) in ("start", "end", "from", "to")
             ):
                 break  # ``start_date`` is a field of its own here
-            target = _field_for_stem(ent, stem)
-            if target is None:
-                target = stem if is_ident(stem) else None
-                if target is None or target == ent.pk:
+            range_target = _field_for_stem(ent, stem)
+            if range_target is None:
+                range_target = stem if is_ident(stem) else None
+                if range_target is None or range_target == ent.pk:
                     break
-                ent.ensure(FieldDraft(name=target, type=ftype, description=desc))
+                ent.ensure(FieldDraft(name=range_target, type=ftype, description=desc))
             word = {"gte": "Lowest", "lte": "Highest", "gt": "Above", "lt": "Below"}[op]
-            return ParamDraft(n, target, op, description=desc or f"{word} {_h(target)}.")
+            return ParamDraft(n, range_target, op, description=desc or f"{word} {_h(range_target)}.")
     target = n
     if target == "id" or target == f"{ent.name}_id" and ent.pk != target:
         target = ent.pk
@@ -545,6 +545,7 @@ def _action_semantics(ent: EntityDraft, rule) -> tuple[list[Condition], list[Eff
     note = ""
     if sf is not None and sf.type == FieldType.enum and any(_doc(sf.enum, x) for x in rule.targets):
         target = next(d for d in (_doc(sf.enum, x) for x in rule.targets) if d)
+        assert sf.enum is not None  # _doc found the target in it
         allowed = [d for d in (_doc(sf.enum, x) for x in rule.allowed_from) if d and d != target]
         if allowed:
             conds.append(Condition(field=sf.name, op="in", value=allowed))
@@ -764,8 +765,8 @@ def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: se
         effects = [e for e in effects if e.field not in refs]
         notes = [x for x in notes if not any(x.startswith(f"writes {r}") for r in refs)]
     for c in dict.fromkeys(f"{x}_count" for x in nouns):
-        f = ent.fields.get(c)
-        if f is not None and f.type == FieldType.integer and c not in taken:
+        count_field = ent.fields.get(c)
+        if count_field is not None and count_field.type == FieldType.integer and c not in taken:
             effects.append(Effect(field=c, increment=1))
             notes.append(f"adds 1 to {c}")
             break
@@ -780,6 +781,7 @@ def create_effects(t: ToolDraft, ent: EntityDraft) -> None:
         if f.name == ent.pk or f.name in covered:
             continue
         if f is sf and f.type == FieldType.enum:
+            assert f.enum is not None  # enum fields carry their values (schema_type, status_field)
             init = next((d for d in (_doc(f.enum, x) for x in _INITIAL) if d), f.enum[0])
             if any(p.field == f.name for p in t.params):
                 f.default = init

@@ -80,7 +80,9 @@ class GoalBuilder(Grounder):
         ent = ctx.ents[tool.entity]
         pk = ent.primary_key
         args: dict[str, Any] = dict(fixed)
-        if tool.key_param.name not in args:
+        key = tool.key_param
+        assert key is not None  # keyed tools have exactly one key parameter (ToolSpec validation)
+        if key.name not in args:
             row, landing = self._pick_target(tool, args)
         current = landing.row if landing is not None else row
         if current is not None and current.get(pk) is not None:
@@ -110,6 +112,7 @@ class GoalBuilder(Grounder):
         ent = ctx.ents[tool.entity]
         pk = ent.primary_key
         key = tool.key_param
+        assert key is not None  # keyed tools have exactly one key parameter (ToolSpec validation)
         pool = ctx.state.candidates(tool, deletable=tool.kind == ToolKind.delete)
         cands = [
             r
@@ -154,7 +157,12 @@ class GoalBuilder(Grounder):
             if p.name not in want:
                 continue
             tgt = ctx.target(tool.name, p.name)
-            if ctx.source(tool.name, p.name) == "discover" and tgt in ctx.ents and ctx.state.rows[tgt]:
+            if (
+                ctx.source(tool.name, p.name) == "discover"
+                and tgt is not None
+                and tgt in ctx.ents
+                and ctx.state.rows[tgt]
+            ):
                 other = self.rng.choice(ctx.state.rows[tgt])
                 args[p.name] = self.resolve_id(tgt, other, 1, tool.name)
             else:
@@ -245,9 +253,11 @@ class GoalBuilder(Grounder):
         """Ground foreign key ``p`` of a create: a parent a setup step creates, or an existing
         row the tool accepts, resolved backwards."""
         ctx = self.ctx
-        tgt = ent.field(p.field).ref
+        pf = p.field
+        assert pf is not None  # callers pass foreign-key params, which map to a field
+        tgt = ent.field(pf).ref
         tpk_name = ctx.ents[tgt].primary_key
-        conds = [c for c in tool.preconditions if c.field.startswith(p.field + ".")]
+        conds = [c for c in tool.preconditions if c.field.startswith(pf + ".")]
         creators = [
             c for c in ctx.creators.get(tgt, []) if c.name != tool.name and ctx.outputs[c.name] >= {tpk_name}
         ]
@@ -256,7 +266,7 @@ class GoalBuilder(Grounder):
             cs, _ = self._create_goal(c, {}, "setup")
             args[p.name] = ref(cs, tpk_name)
             return
-        cands = ctx.state.candidates(tool, fk=p.field)
+        cands = ctx.state.candidates(tool, fk=pf)
         if not cands:
             raise SampleError(f"no {tgt} that {tool.name} accepts")
         vconds = [c for c in conds if c.value_param]
@@ -265,13 +275,13 @@ class GoalBuilder(Grounder):
             r = self.rng.choice(cands)
             if (tgt, r[tpk_name]) in self.draft.used:
                 continue
-            if ctx.state.check(ent.name, {p.field: r[tpk_name]}, vconds, args):
+            if ctx.state.check(ent.name, {pf: r[tpk_name]}, vconds, args):
                 pick = r
                 break
         if pick is None:
             raise SampleError(f"no {tgt} fits {tool.name}")
         self.draft.used.add((tgt, pick[tpk_name]))
-        predicted[p.field] = pick[tpk_name]
+        predicted[pf] = pick[tpk_name]
         args[p.name] = self.resolve_id(tgt, pick, 0, tool.name)
 
     # ---- extras -----------------------------------------------------------------------------------
@@ -377,12 +387,14 @@ class GoalBuilder(Grounder):
                         out.append((t, {p.name: [val] if p.op == "in" else val}, None, None))
                         break
             elif t.kind == ToolKind.create:
-                p = self._parent_param(t, f.ref)
-                if p is not None and ctx.state.check(f.ref, parent, self._parent_conds(t, p)):
-                    out.append((t, {p.name: val}, parent, None))
+                pp = self._parent_param(t, f.ref)
+                if pp is not None and ctx.state.check(f.ref, parent, self._parent_conds(t, pp)):
+                    out.append((t, {pp.name: val}, parent, None))
             elif t.entity == f.ref and t.kind in (ToolKind.update, ToolKind.action):
                 if ctx.state.check(f.ref, parent, [c for c in t.preconditions if c.value_param is None]):
-                    out.append((t, {t.key_param.name: val}, parent, None))
+                    key = t.key_param
+                    assert key is not None  # update and action tools have a key parameter (validation)
+                    out.append((t, {key.name: val}, parent, None))
         return out
 
     def _parent_param(self, t: ToolSpec, parent_entity: str) -> ParamSpec | None:
@@ -401,10 +413,12 @@ class GoalBuilder(Grounder):
     @staticmethod
     def _parent_conds(t: ToolSpec, p: ParamSpec) -> list:
         """``t``'s fixed preconditions on the row its parameter ``p`` points at, as that row's own."""
+        pf = p.field
+        assert pf is not None  # ``p`` comes from _parent_param, which requires a field
         return [
             c.model_copy(update={"field": c.field.split(".", 1)[1]})
             for c in t.preconditions
-            if c.field.startswith(p.field + ".") and c.value_param is None
+            if c.field.startswith(pf + ".") and c.value_param is None
         ]
 
     def branch(self) -> bool:
@@ -413,7 +427,8 @@ class GoalBuilder(Grounder):
         Candidates are weighted toward (step tool, get tool) pairs used least so far.
         """
         ctx = self.ctx
-        spots: list[tuple[int, list[Any], str, Any]] = []
+        spots: list[tuple[int, list[str | int], str, Any]] = []
+        path: list[str | int]
         for i, (st, out) in enumerate(zip(self.draft.steps, self.draft.sim)):
             t = ctx.tools[st.tool]
             if t.kind == ToolKind.delete:
@@ -443,8 +458,10 @@ class GoalBuilder(Grounder):
             return False
         w = [self.pair_weight(self.draft.steps[i].tool, gt.name) for i, _, _, gt in spots]
         i, path, fname, gt = self.rng.choices(spots, weights=w)[0]
+        key = gt.key_param
+        assert key is not None  # get tools have exactly one key parameter (ToolSpec validation)
         try:
-            self.draft.add(gt.name, {gt.key_param.name: ref(i, *path, fname)}, "branch")
+            self.draft.add(gt.name, {key.name: ref(i, *path, fname)}, "branch")
         except SampleError:
             return False
         return True

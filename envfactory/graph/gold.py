@@ -106,12 +106,16 @@ def execute_plans(
     envs: Mapping[str, Any] | Iterable[Any], plans: Iterable[Plan], *, with_diff: bool = True
 ) -> list[GoldResult]:
     """Execute many plans; ``envs`` maps environment name to ``Environment`` (or is a list)."""
-    if not isinstance(envs, Mapping):
-        envs = {e.spec.name: e for e in envs}
+    env_map: Mapping[str, Any]
+    if isinstance(envs, Mapping):
+        env_map = envs
+    else:
+        env_list: Iterable[Any] = envs  # environments, not a mapping's keys
+        env_map = {e.spec.name: e for e in env_list}
     hashes: dict[str, str] = {}
     out = []
     for p in plans:
-        env = envs[p.env]
+        env = env_map[p.env]
         if p.env not in hashes:
             with env.new_session() as s:
                 hashes[p.env] = s.state_hash()

@@ -162,17 +162,20 @@ class Grounder:
             for p in chosen:
                 if p.name in args:
                     continue
+                pf = p.field
+                assert pf is not None  # _pick_filters keeps only params with a field
                 if p in ids:
                     tgt = ctx.target(lt.name, p.name)
-                    parent = ctx.state.by_pk[tgt].get(row[p.field])
+                    assert tgt is not None  # id filters point at an entity (_pick_filters)
+                    parent = ctx.state.by_pk[tgt].get(row[pf])
                     if parent is None:
                         raise SampleError("dangling reference")
                     v = self.resolve_id(tgt, parent, depth + 1, lt.name, avoid)
                     args[p.name] = [v] if p.op == "in" else v
                 else:
-                    v = clip(p, filter_value(p, row[p.field]))
+                    v = clip(p, filter_value(p, row[pf]))
                     args[p.name] = v
-                    self.draft.fact(f"{entity}.{p.field}", row[p.field])
+                    self.draft.fact(f"{entity}.{pf}", row[pf])
             mark = self.draft.checkpoint()
             s = self.draft.add(lt.name, dict(args), "discover")
             items = self.draft.sim[s]["items"] if self.draft.sim[s] is not None else []
@@ -237,11 +240,13 @@ class Grounder:
         n_rows = len(ctx.state.rows[entity])
         share = 1.0
         for p in ps:
+            pf = p.field
+            assert pf is not None  # filters from _pick_filters, which keeps only params with a field
             if p in ids:
-                kids = ctx.state.children.get((entity, p.field), {}).get(row[p.field], ())
+                kids = ctx.state.children.get((entity, pf), {}).get(row[pf], ())
                 share *= max(len(kids), 1) / max(n_rows, 1)
             else:
-                share *= ctx.selectivity(entity, p.field, p.op, filter_value(p, row[p.field]))
+                share *= ctx.selectivity(entity, pf, p.op, filter_value(p, row[pf]))
         return share * n_rows
 
     # ---- values the user states ----------------------------------------------------------------
@@ -316,9 +321,9 @@ class Grounder:
             hi = int(p.maximum) if p.maximum is not None else max(lo, 5)
             return self.rng.randint(lo, min(hi, lo + 4))
         if t == FieldType.number:
-            lo = p.minimum if p.minimum is not None else 10.0
-            hi = p.maximum if p.maximum is not None else lo + 490.0
-            return round(self.rng.uniform(lo, hi), 2)
+            flo = p.minimum if p.minimum is not None else 10.0
+            fhi = p.maximum if p.maximum is not None else flo + 490.0
+            return round(self.rng.uniform(flo, fhi), 2)
         if t == FieldType.date:
             return (clock.date() + dt.timedelta(days=self.rng.randint(1, days))).isoformat()
         if t == FieldType.datetime:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,7 +99,7 @@ class TopologySampler:
         for c in self.ctxs:
             c.close()
 
-    def _window_due(self, exclude: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    def _window_due(self, exclude: AbstractSet[tuple[str, str]]) -> list[tuple[str, str]]:
         """Tools not yet seen in this window of ``window`` plans, once the window is running out.
 
         Weighting alone leaves the odd tool out of a window by chance; near the end of each
@@ -133,7 +134,7 @@ class TopologySampler:
         return out
 
     def _pick_goal(
-        self, exclude: set[tuple[str, str]] = frozenset(), *, use_window: bool = False
+        self, exclude: AbstractSet[tuple[str, str]] = frozenset(), *, use_window: bool = False
     ) -> tuple[EnvContext, ToolSpec]:
         due = set(self._window_due(exclude)) if use_window else set()
         cands = [
@@ -150,7 +151,10 @@ class TopologySampler:
         """One plan; coverage is updated. ``SampleError`` when no goal can be grounded."""
         failed: set[tuple[str, str]] = set()
         cfg = self.config
-        for _ in range(cfg.goal_tries):
+        # a tool that fails to ground is not drawn again in this plan, so trying at least once per tool
+        # means a plan is missed only when no tool of any environment can be grounded
+        tries = max(cfg.goal_tries, sum(len(c.spec.tools) for c in self.ctxs))
+        for _ in range(tries):
             ctx, tool = self._pick_goal(failed, use_window=True)
             draft = PlanDraft(ctx.dry_run, ctx.writes)
             b = GoalBuilder(ctx, draft, self.rng, cfg, self.coverage.pairs)
@@ -168,7 +172,7 @@ class TopologySampler:
             if not cfg.intent_first and self.rng.random() < cfg.p_branch:
                 b.branch()
             return self._finish(ctx, draft)
-        raise SampleError(f"no goal could be grounded in {cfg.goal_tries} tries; is the environment empty?")
+        raise SampleError(f"no goal could be grounded in {tries} tries; is the environment empty?")
 
     def _second_goal(self, b: GoalBuilder, ctx: EnvContext) -> None:
         """An independent second goal in the same environment (left out when it cannot be grounded)."""

@@ -100,6 +100,7 @@ class StateIndex:
                 rows = [r for r in rows if r[ent.primary_key] not in refd]
         else:
             target = ent.field(fk).ref
+            assert target is not None  # ``fk`` is a foreign-key field, so it names its entity
             conds = [
                 Condition(field=c.field.split(".", 1)[1], op=c.op, value=c.value)
                 for c in tool.preconditions

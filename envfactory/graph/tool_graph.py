@@ -324,8 +324,8 @@ def build_tool_graph(spec: EnvSpec, *, weak_threshold: float = WEAK_THRESHOLD) -
                 continue
             if p.key and t.kind != ToolKind.create:
                 needs.append((t.entity, None))
-            elif p.field and tent.has_field(p.field) and tent.field(p.field).ref and not p.key:
-                needs.append((tent.field(p.field).ref, p.field))
+            elif p.field and tent.has_field(p.field) and (ref := tent.field(p.field).ref) and not p.key:
+                needs.append((ref, p.field))
         for u in spec.tools:
             if u.name == t.name:
                 continue

@@ -123,8 +123,8 @@ def _emit(node: Any, out: list[str]) -> None:
             not in ("a", "b", "strong", "em", "i", "code", "span", "br", "small", "sup", "sub", "kbd")
             for c in node.children
         ):
-            for c in node.children:
-                _emit(c, out)
+            for child in node.children:
+                _emit(child, out)
         else:
             text = _inline(node)
             for line in text.split("\n"):

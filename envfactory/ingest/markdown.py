@@ -592,7 +592,7 @@ class _Parser:
                 if documented
                 else Parameter(name=name, location="path", required=True, schema={"type": typ})
             )
-        for (name, loc), p in op.params.items():
+        for (_name, loc), p in op.params.items():
             if loc != "path":
                 params.append(p)
         body: dict[str, Any] | None = None

@@ -294,7 +294,8 @@ class _Reader:
 
     def read(self) -> ApiDoc:
         doc = self.doc
-        info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+        raw_info = doc.get("info")
+        info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
         openapi = str(doc.get("openapi", ""))
         fmt = "swagger2" if self.swagger2 else ("openapi31" if openapi.startswith("3.1") else "openapi3")
         paths = doc.get("paths")
@@ -316,7 +317,8 @@ class _Reader:
             named = doc.get("definitions")
             prefix = "#/definitions/"
         else:
-            comps = doc.get("components") if isinstance(doc.get("components"), dict) else {}
+            raw_comps = doc.get("components")
+            comps: dict[str, Any] = raw_comps if isinstance(raw_comps, dict) else {}
             named = comps.get("schemas")
             prefix = "#/components/schemas/"
         schemas = {}
@@ -344,7 +346,8 @@ class _Reader:
             host = doc.get("host")
             if not isinstance(host, str) or not host:
                 return None
-            schemes = doc.get("schemes") if isinstance(doc.get("schemes"), list) else []
+            raw_schemes = doc.get("schemes")
+            schemes: list[Any] = raw_schemes if isinstance(raw_schemes, list) else []
             scheme = "https" if "https" in schemes or not schemes else str(schemes[0])
             return f"{scheme}://{host}{_text(doc.get('basePath')).rstrip('/')}"
         servers = doc.get("servers")
@@ -405,8 +408,8 @@ class _Reader:
         if isinstance(rb, dict):
             _, media = _json_media(rb.get("content"))
             if media is not None:
-                s = media.get("schema")
-                body = r.schema(s) if isinstance(s, dict) else {}
+                media_schema = media.get("schema")
+                body = r.schema(media_schema) if isinstance(media_schema, dict) else {}
                 example = _first_example(media, r)
                 if example is None:
                     example = _schema_example(body)

@@ -185,20 +185,20 @@ def _explore_docs(
     for d in docs:
         envs = [s.name for s in res.envs if d.source in s.sources]
         mine = [x for x in res.excluded if x.source == d.source]
-        warns = sum(1 for w in res.warnings if w.startswith(f"{d.source}: "))
-        err = None
+        n_warns = sum(1 for w in res.warnings if w.startswith(f"{d.source}: "))
+        doc_err: str | None = None
         if not envs:
             why = Counter(x.reason for x in mine).most_common(2)
             detail = "; ".join(f"{n}x {r}" for r, n in why) or "it documents no operations"
-            err = f"{d.source}: no environment could be derived ({detail})"
+            doc_err = f"{d.source}: no environment could be derived ({detail})"
         report.documents.append(
             DocReport(
                 d.source,
                 bool(envs),
                 envs,
-                error=err,
+                error=doc_err,
                 excluded=len(mine),
-                warnings=warns,
+                warnings=n_warns,
                 seconds=round(share, 3),
             )
         )

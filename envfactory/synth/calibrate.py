@@ -151,19 +151,27 @@ def choose_actions(
     c = np.zeros(nv)
     c[: n * m] = -(scores - _TIE_EPS * np.arange(m)[None, :]).ravel()
     c[n * m :] = coverage_weight
-    rows, lb, ub = [], [], []
+    # tnames is empty unless ``tools`` is given, so the empty fallback is never indexed
+    tool_sets: Sequence[Sequence[set[str]]] = tools if tools is not None else []
+    rows: list[np.ndarray] = []
+    lb: list[float] = []
+    ub: list[float] = []
     for i in range(n):
         r = np.zeros(nv)
         r[i * m : (i + 1) * m] = 1
-        rows.append(r), lb.append(1), ub.append(1)
+        rows.append(r)
+        lb.append(1)
+        ub.append(1)
     for k, t in enumerate(tnames):
         r = np.zeros(nv)
         for i in range(n):
             for a in range(m):
-                if t in tools[i][a]:
+                if t in tool_sets[i][a]:
                     r[i * m + a] = 1
         r[n * m + k] = 1
-        rows.append(r), lb.append(targets[t]), ub.append(np.inf)
+        rows.append(r)
+        lb.append(targets[t])
+        ub.append(np.inf)
     upper = np.concatenate([feas.ravel().astype(float), np.full(len(tnames), np.inf)])
     integrality = np.concatenate([np.ones(n * m), np.zeros(len(tnames))])
     res = milp(
@@ -184,9 +192,9 @@ def choose_actions(
     for i in range(n):
         a = int(np.argmax(x[i]))
         # Deterministic ties: the earliest action with the same score and no less target coverage.
-        need = (tools[i][a] & set(tnames)) if tnames else set()
+        need = (tool_sets[i][a] & set(tnames)) if tnames else set()
         for e in range(a):
-            if feas[i, e] and scores[i, e] >= scores[i, a] - 1e-12 and (not need or need <= tools[i][e]):
+            if feas[i, e] and scores[i, e] >= scores[i, a] - 1e-12 and (not need or need <= tool_sets[i][e]):
                 a = e
                 break
         out.append((ACTIONS[a], float(scores[i, a])))
@@ -266,7 +274,9 @@ def _harder_depth(plan: Plan, outputs: list[Any], spec: EnvSpec) -> Plan | None:
         for f in ent.fields:
             if f.ref and f.ref in gets and out.get(f.name) is not None:
                 gt = gets[f.ref]
-                args = {gt.key_param.name: {REF: [g, f.name]}}
+                key = gt.key_param
+                assert key is not None  # get tools have exactly one key parameter (ToolSpec validation)
+                args = {key.name: {REF: [g, f.name]}}
                 if (gt.tool if hasattr(gt, "tool") else gt.name, repr(args)) in have:
                     continue
                 steps = list(plan.steps) + [Step(gt.name, args, [g], "goal")]

@@ -74,8 +74,8 @@ class Finding:
     ran: bool = True
 
 
-def _replay(env: Any, task: Task) -> tuple[str, dict, list[dict]]:
-    calls = []
+def _replay(env: Any, task: Task) -> tuple[str, dict, list[dict[str, Any]]]:
+    calls: list[dict[str, Any]] = []
     with env.new_session() as s:
         for g in task.gold:
             try:
@@ -99,7 +99,7 @@ def check_solvable(task: Task, env: Any) -> Finding:
         task.reward,
         final_state_hash=h,
         final_diff=diff,
-        calls=calls,
+        calls=list(calls),  # a copy typed as score_trajectory's (invariant) list
         final_answer=" ; ".join(task.answer_facts),
     )
     return Finding("solvable", r.reward == 1.0, "" if r.reward == 1.0 else f"gold replay earns {r.reward}")

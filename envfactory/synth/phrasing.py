@@ -153,7 +153,9 @@ def describe(
     fields = english().fields
     places = fields.place_fields
     noun = humanize(entity)
-    adjs, place, rest = [], [], []
+    adjs: list[str] = []
+    place: list[tuple[int, str]] = []
+    rest: list[str] = []
     seen_fields: set[str] = set()
     for f, v in facts:
         if f in seen_fields or implausible_count(f, v):

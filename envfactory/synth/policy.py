@@ -149,7 +149,10 @@ class _TeacherEpisode:
         self.usage["prompt_tokens"] += resp.usage.prompt_tokens
         self.usage["completion_tokens"] += resp.usage.completion_tokens
         m = resp.message
-        return ChatMessage.assistant(m.content if m.content else None, m.tool_calls)
+        # not ChatMessage.assistant: a reply's content may be a list of parts, kept as it came
+        return ChatMessage(
+            role="assistant", content=m.content if m.content else None, tool_calls=m.tool_calls or None
+        )
 
 
 class TeacherPolicy:

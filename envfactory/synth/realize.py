@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -384,8 +385,8 @@ class _Realizer:
         reveals = [
             k
             for k in self.hidden
-            if parse_fact_key(spec, k)
-            and (k.split(".", 1)[0] == st.tool or parse_fact_key(spec, k)[1] in step_ents)
+            if (parsed_key := parse_fact_key(spec, k))
+            and (k.split(".", 1)[0] == st.tool or parsed_key[1] in step_ents)
         ]
         out = self.gold.calls[g].output if g < len(self.gold.calls) else None
         new_refs = {p: self._new_value_ref(st, p, src) for p, src in value_refs.items()}
@@ -628,7 +629,7 @@ def _answer_fields(
     stated: set[str],
     rng: random.Random,
     k: int = 2,
-    exclude: set[str] = frozenset(),
+    exclude: AbstractSet[str] = frozenset(),
 ) -> list[tuple[str, Any]]:
     ent = spec.entity(entity)
     good = []

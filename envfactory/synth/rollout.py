@@ -165,7 +165,13 @@ class McpConnector:
                 cfg = ServeConfig()
                 if initial_state and initial_state != "template":
                     p = Path(initial_state)
-                    cfg = ServeConfig(initial_state=p if p.is_absolute() else Path(env.path) / p)
+                    if not p.is_absolute():
+                        if env.path is None:
+                            raise ConfigError(
+                                f"{env.name}: a relative initial state needs the environment's folder"
+                            )
+                        p = Path(env.path) / p
+                    cfg = ServeConfig(initial_state=p)
                 server = self._servers[key] = build_mcp_server(env, config=cfg)
             target: Any = server
         else:
@@ -173,6 +179,8 @@ class McpConnector:
 
             from mcp import StdioServerParameters
 
+            if env.path is None:
+                raise ConfigError(f"{env.name}: the stdio transport needs the environment's folder")
             folder = Path(env.path)
             args = [
                 "-m",
@@ -337,7 +345,7 @@ def run_rollout(
             task.reward,
             final_state_hash=backend.state_hash(),
             final_diff=backend.diff(),
-            calls=calls,
+            calls=list(calls),  # a copy typed as score_trajectory's (invariant) list
             final_answer=final,
         )
     finally:
@@ -445,7 +453,11 @@ def replay_calls(
                 if recorded.get(c["id"]) != text:
                     problems.append(f"call {c['id']} ({tc.name}): replayed result differs from the record")
         r = score_trajectory(
-            spec, final_state_hash=be.state_hash(), final_diff=be.diff(), calls=calls, final_answer=final
+            spec,
+            final_state_hash=be.state_hash(),
+            final_diff=be.diff(),
+            calls=list(calls),  # a copy typed as score_trajectory's (invariant) list
+            final_answer=final,
         )
     finally:
         be.close()

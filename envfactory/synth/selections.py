@@ -80,9 +80,10 @@ def candidates_after_facts(
             continue
         kind, _, f = pk
         if kind == "prefer":
-            vals = [it.get(f) for it in items]
-            if any(x is None for x in vals):
+            raw = [it.get(f) for it in items]
+            if any(x is None for x in raw):
                 continue
+            vals = [x for x in raw if x is not None]
             ext = min(vals) if v == "lowest" else max(vals)
             if row.get(f) == ext:
                 cand = [i for i in cand if items[i].get(f) == ext]
@@ -98,9 +99,10 @@ def _extreme(spec: EnvSpec, ent: Any, row: dict[str, Any], items: list[dict]) ->
             continue
         if id_like(spec, ent.name, f.name):
             continue
-        vals = [it.get(f.name) for it in items]
-        if any(v is None for v in vals) or row.get(f.name) is None:
+        raw = [it.get(f.name) for it in items]
+        if any(v is None for v in raw) or row.get(f.name) is None:
             continue
+        vals = [v for v in raw if v is not None]
         for low in (True, False):
             ext = min(vals) if low else max(vals)
             if row[f.name] == ext and vals.count(ext) == 1:

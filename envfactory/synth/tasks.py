@@ -431,7 +431,8 @@ def _seed_tasks(b: _Builder, n: int, seed: int, on_progress: ProgressFn | None) 
             seed=seed + cfg.round_seed_stride * round_,
             config=cfg.sampler,
             graphs=graphs,
-            on_progress=(lambda i, want=want: on_progress("sample", i, want)) if on_progress else None,
+            # ignored: mypy cannot infer a lambda that binds ``want`` as a default argument
+            on_progress=(lambda i, want=want: on_progress("sample", i, want)) if on_progress else None,  # type: ignore[misc]
         )
         out.sample_seconds += time.perf_counter() - ts
         report.plans_sampled += len(run.results)
@@ -583,10 +584,11 @@ def _calibrate(
         else:
             final.difficulty.features["predicted_before"] = t.difficulty.predicted_pass_rate
             final.difficulty.features["predicted_target"] = predicted_after(p_hat[i], action)
-            if measured[i] is not None:
+            seed_measured = measured[i]
+            if seed_measured is not None:
                 # An edited task is a new task: the seed's measured rate does not apply to it.
                 final.difficulty.measured_pass_rate = None
-                final.difficulty.features["measured_before"] = measured[i].pass_rate
+                final.difficulty.features["measured_before"] = seed_measured.pass_rate
                 final.difficulty.features["pass_rate_from_solver"] = 1.0
         targets_after.append(p_hat[i] if final is t else predicted_after(p_hat[i], action))
         tasks.append(final)

@@ -248,6 +248,7 @@ class UserSimulator:
             msgs.append(ChatMessage.user(m.text) if m.role == "assistant" else ChatMessage.assistant(m.text))
         if len(msgs) == 1:
             msgs.append(ChatMessage.user("(The assistant is waiting for you to start.)"))
+        assert self.model is not None  # callers use _llm only when a model is set
         resp = self.model.complete(msgs, temperature=0.7, seed=self.seed)
         text = resp.content.strip()
         return _guard_hidden(text, self.hidden, reveal, self.revealed) or fallback

@@ -205,9 +205,9 @@ class _Ctx:
             b = int(hi) if hi is not None else max(a, 1) + (100000 if unique else 4)
             return rng.randint(a, max(a, b))
         if t == FieldType.number:
-            a = lo if lo is not None else (1.0 if hi is None or hi >= 1 else hi - 10)
-            b = hi if hi is not None else a + 500
-            return round(rng.uniform(a, b), 2) if b - a > 0.02 else a
+            low = lo if lo is not None else (1.0 if hi is None or hi >= 1 else hi - 10)
+            high = hi if hi is not None else low + 500
+            return round(rng.uniform(low, high), 2) if high - low > 0.02 else low
         if t == FieldType.boolean:
             return rng.random() < 0.5
         if t == FieldType.date:

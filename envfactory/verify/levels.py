@@ -263,7 +263,7 @@ def check_tool_l1(expected: EnvSpec, env: Any, tool: ToolSpec, *, seed: int = 0)
     run(valid)
     run(not_found)
     for i, cond in enumerate(tool.preconditions):
-        run(lambda cond=cond, i=i: _precondition_case(c, cond, i))
+        run(lambda cond=cond, i=i: _precondition_case(c, cond, i))  # type: ignore[misc]  # mypy cannot infer lambdas with default args
     return fails
 
 

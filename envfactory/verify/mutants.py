@@ -178,7 +178,13 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
         ent = spec.entity(t.entity)
 
         def edit(
-            kind: str, what: str, fn: Callable[[ToolSpec, EnvSpec], None], tools: list[str] | None = None
+            kind: str,
+            what: str,
+            fn: Callable[[ToolSpec, EnvSpec], None],
+            tools: list[str] | None = None,
+            *,
+            ti: int = ti,
+            t: ToolSpec = t,
         ) -> None:
             m = _copy(spec)
             fn(m.tools[ti], m)
@@ -188,10 +194,10 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
                 return  # not a valid spec: not a mutant the runtime could ever serve
             out.append(Mutant(f"{kind}:{t.name}:{what}", kind, tools or [t.name], m))
 
-        for i, e in enumerate(t.effects):
-            edit("drop_effect", e.field, lambda mt, m, i=i: mt.effects.pop(i))
+        for i, eff in enumerate(t.effects):
+            edit("drop_effect", eff.field, lambda mt, m, i=i: mt.effects.pop(i))  # type: ignore[misc]  # mypy cannot infer lambdas with default args
         for i, c in enumerate(t.preconditions):
-            edit("skip_precondition", f"{c.field} {c.op}", lambda mt, m, i=i: mt.preconditions.pop(i))
+            edit("skip_precondition", f"{c.field} {c.op}", lambda mt, m, i=i: mt.preconditions.pop(i))  # type: ignore[misc]  # mypy cannot infer lambdas with default args
         for i, p in enumerate(t.params):
             if t.kind == ToolKind.list and p.field:
                 if p.op in _OP_SWAP:
@@ -200,7 +206,7 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
                         edit(
                             "filter_op",
                             f"{p.name} {p.op}->{new}",
-                            lambda mt, m, i=i, new=new: setattr(mt.params[i], "op", new),
+                            lambda mt, m, i=i, new=new: setattr(mt.params[i], "op", new),  # type: ignore[misc]  # mypy cannot infer lambdas with default args
                         )
                 others = [
                     f.name for f in ent.fields if f.type == ent.field(p.field).type and f.name != p.field
@@ -209,7 +215,7 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
                     edit(
                         "filter_field",
                         f"{p.name}->{others[0]}",
-                        lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o),
+                        lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o),  # type: ignore[misc]  # mypy cannot infer lambdas with default args
                     )
             if t.kind in (ToolKind.create, ToolKind.update) and p.field and not p.key:
                 f = ent.field(p.field)
@@ -226,10 +232,10 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
                     edit(
                         "param_field",
                         f"{p.name}->{others[0]}",
-                        lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o),
+                        lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o),  # type: ignore[misc]  # mypy cannot infer lambdas with default args
                     )
             if p.required and not p.key and not _rejected_anyway(spec, t, p.name):
-                edit("drop_required", p.name, lambda mt, m, i=i: setattr(mt.params[i], "required", False))
+                edit("drop_required", p.name, lambda mt, m, i=i: setattr(mt.params[i], "required", False))  # type: ignore[misc]  # mypy cannot infer lambdas with default args
             if p.enum and p.type in (FieldType.enum, FieldType.string):
 
                 def drop_enum(mt: ToolSpec, m: EnvSpec, i: int = i) -> None:
@@ -246,11 +252,12 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
                 edit("drop_bounds", p.name, drop_bounds)
         if t.kind == ToolKind.list:
             if t.sort and t.sort.default:
-                edit(
-                    "sort",
-                    "flip default order",
-                    lambda mt, m: setattr(mt.sort, "descending", not mt.sort.descending),
-                )
+
+                def flip_sort(mt: ToolSpec, m: EnvSpec) -> None:
+                    assert mt.sort is not None  # mt is the copy of t, whose sort is set
+                    mt.sort.descending = not mt.sort.descending
+
+                edit("sort", "flip default order", flip_sort)
             if t.page_size < t.max_page_size:
                 edit(
                     "page_size",
@@ -272,7 +279,7 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
                 edit(
                     "returns",
                     f"drop {names[-1]}",
-                    lambda mt, m, names=names: setattr(mt, "returns", names[:-1]),
+                    lambda mt, m, names=names: setattr(mt, "returns", names[:-1]),  # type: ignore[misc]  # mypy cannot infer lambdas with default args
                 )
         out.append(
             Mutant(

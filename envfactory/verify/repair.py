@@ -69,15 +69,15 @@ def repair_spec(spec: EnvSpec) -> tuple[EnvSpec, list[str]]:
         t.preconditions = kept
         params = []
         for p in t.params:
-            f = ent.field(p.field) if p.field and ent.has_field(p.field) else None
-            if t.kind == ToolKind.list and f is not None and f.type in (FieldType.object, FieldType.array):
-                done.append(f"{t.name}: removed filter '{p.name}' on JSON field {ent.name}.{f.name}")
+            pf = ent.field(p.field) if p.field and ent.has_field(p.field) else None
+            if t.kind == ToolKind.list and pf is not None and pf.type in (FieldType.object, FieldType.array):
+                done.append(f"{t.name}: removed filter '{p.name}' on JSON field {ent.name}.{pf.name}")
                 continue
             if (
                 t.kind == ToolKind.list
                 and p.op == "contains"
-                and f is not None
-                and f.type not in (FieldType.string, FieldType.enum)
+                and pf is not None
+                and pf.type not in (FieldType.string, FieldType.enum)
             ):
                 p.op = "eq"
                 done.append(f"{t.name}: filter '{p.name}' on non-text field uses eq instead of contains")

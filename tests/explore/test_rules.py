@@ -395,7 +395,7 @@ def test_documents_of_a_domain_merge_into_one_graph(case, traveler_doc, orders_d
     assert spec.name.startswith("travel_") and spec.name == explore(docs, domain="travel").envs[0].name
     env = Environment.from_spec(spec)
     s = env.new_session()
-    traveler = s.query('SELECT "{0}" FROM traveler LIMIT 1'.format(spec.entity("traveler").primary_key))[0][0]
+    traveler = s.query('SELECT "{}" FROM traveler LIMIT 1'.format(spec.entity("traveler").primary_key))[0][0]
     fk_param = next(p.name for p in spec.tool("create_order").params if p.field == fk)
     out = s.call("create_order", {fk_param: traveler, "amount": 12.5})
     assert out[fk] == traveler
@@ -468,7 +468,7 @@ def _item_api(
     status: str = "200",
     extra: dict | None = None,
 ):
-    item = "{%s_id}" % plural[:-1]
+    item = f"{{{plural[:-1]}_id}}"
     post: dict = {
         "summary": f"{verb} it",
         "parameters": [path_param(item[1:-1])],

@@ -11,7 +11,7 @@ from .conftest import body, ok, openapi, path_param, ref
 def _big_api():
     """30 resources in 3 clusters (a root resource and 9 children each), 4 operations per resource."""
     paths, schemas = {}, {}
-    for c, root in enumerate(("store", "clinic", "school")):
+    for root in ("store", "clinic", "school"):
         children = [
             f"{root}{w}"
             for w in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota")
