@@ -37,6 +37,9 @@ _NOT_RUN = re.compile(r'<!--\s*readme-test:\s*not-run\s+"([^"]+)"\s*\(([^)]+)\)\
 _SETUP = (
     re.compile(r"python3 -m venv \.venv"),
     re.compile(r"\.venv/bin/pip install (-q )?-e '?\.(\[(\w+)\])?'?"),
+    # the lint and type-check steps of the test command: .ci/run runs them (this test checks it does)
+    re.compile(r"\.venv/bin/ruff (check|format --check) envfactory tests"),
+    re.compile(r"\.venv/bin/mypy"),
 )
 _SLOW_COMMANDS = {"build", "synth"}  # a whole domain build, rollouts: run with the slow tests
 MODEL_URL = "http://127.0.0.1:8000/v1"

@@ -60,7 +60,7 @@ def make(srv: ScriptedOpenAIServer, **kw) -> OpenAICompatModel:
 def test_public_api_is_explicit():
     # Others build on these names; changing the list should be a decision, not an accident.
     assert set(llm.__all__) == {
-        "BACKENDS", "CallRecord", "ChatMessage", "ChatModel", "ChatRequest", "ChatResponse", "Delay", "ErrorReply",
+        "BACKENDS", "LOCAL_MODEL_NAME", "LocalModelServer", "find_local_gguf", "CallRecord", "ChatMessage", "ChatModel", "ChatRequest", "ChatResponse", "Delay", "ErrorReply",
         "MessageLike", "ModelConfig", "NoModel", "OpenAICompatModel", "RecordedRequest", "Reply",
         "ScriptedOpenAIServer", "ScriptedToolCall", "ToolCall", "Usage", "UsageLedger", "UsageSummary",
         "VLLMModel", "build_chat_model", "load_model_config", "normalize_messages", "parse_text_tool_calls",

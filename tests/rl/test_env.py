@@ -40,7 +40,7 @@ def test_reset_gives_system_tools_and_first_user_message_at_the_rows_hash(ds, ro
         obs = env.reset()
         assert obs["state_hash"] == row["initial_state_hash"]
         assert [m["role"] for m in obs["messages"]] == ["system", "user"]
-        assert obs["messages"] == row["prompt"]
+        assert obs["messages"] == row["messages"][:2]  # the conversation starts as the row does
         assert {t["function"]["name"] for t in obs["tools"]} == {t["function"]["name"] for t in row["tools"]}
         assert str(env.environment.path).startswith(str(ds))  # from the dataset's own bundle
 
