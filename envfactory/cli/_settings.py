@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import typer
-import yaml
 
 __all__ = ["settings_parser"]
 
@@ -27,6 +26,8 @@ def settings_parser(model_path: str, example: str) -> Callable[[Any], Any]:
         if value is None or isinstance(value, model):
             return value
         if isinstance(value, str):
+            import yaml  # only when a setting is given: start-up stays light
+
             try:
                 value = yaml.safe_load(value) if value.strip() else {}
             except yaml.YAMLError as e:
