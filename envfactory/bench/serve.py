@@ -171,19 +171,7 @@ def _bench_http(
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                errlog.seek(0)
-                raise RuntimeError(f"bench server exited: {errlog.read().decode(errors='replace')[-2000:]}")
-            try:
-                if httpx2.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx2.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("bench server did not start within 60 s")
-            time.sleep(0.1)
+        _wait_until_healthy(proc, errlog, base)
         url = f"{base}/mcp/{env_dir.name}"
 
         async def level(n: int) -> ServeFigure:
@@ -558,7 +546,6 @@ def run_serve_memory_bench(
     The server runs as ``envfactory serve --transport http`` with its default memory budget
     (or ``max_memory_mb``); sessions it refuses are counted, not failures.
     """
-    import httpx2
 
     env_dir = Path(env_dir).resolve()
     root = env_dir.parents[2]
@@ -578,19 +565,7 @@ def run_serve_memory_bench(
     base, url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port}/mcp/{env_dir.name}"
     load = None
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                errlog.seek(0)
-                raise RuntimeError(f"bench server exited: {errlog.read().decode(errors='replace')[-2000:]}")
-            try:
-                if httpx2.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx2.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("bench server did not start within 60 s")
-            time.sleep(0.1)
+        _wait_until_healthy(proc, errlog, base)
         start = _rss_mib(proc.pid)
         t0 = time.perf_counter()
         args = json.dumps(
@@ -648,3 +623,22 @@ if __name__ == "__main__":  # the load generators: python -m envfactory.bench.se
         _memory_load(_args)
     else:
         print(json.dumps(_run_raw_load(_args)))
+
+
+def _wait_until_healthy(proc: Any, errlog: Any, base: str, timeout_s: float = 60) -> None:
+    """Wait (bounded) until the bench server at ``base`` answers /healthz; its log tail if it exits."""
+    import httpx2
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if proc.poll() is not None:
+            errlog.seek(0)
+            raise RuntimeError(f"bench server exited: {errlog.read().decode(errors='replace')[-2000:]}")
+        try:
+            if httpx2.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx2.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"bench server did not start within {timeout_s:.0f} s")
+        time.sleep(0.1)

@@ -8,7 +8,15 @@ and ``split`` (community detection for large APIs).
 
 from .actions import ACTION_RULES, ActionRule
 from .explorer import ExcludedOp, ExploreResult, explore
-from .fidelity import DocFidelity, DroppedOp, FidelityReport, build_fidelity, documented_body, drop_reasons
+from .fidelity import (
+    FIDELITY_COUNTS,
+    DocFidelity,
+    DroppedOp,
+    FidelityReport,
+    build_fidelity,
+    documented_body,
+    drop_reasons,
+)
 from .resources import OpPlan, plan_operation
 
 __all__ = [
@@ -18,6 +26,7 @@ __all__ = [
     "DocFidelity",
     "DroppedOp",
     "FidelityReport",
+    "FIDELITY_COUNTS",
     "build_fidelity",
     "documented_body",
     "drop_reasons",

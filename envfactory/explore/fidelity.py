@@ -27,6 +27,7 @@ from ..spec import EnvSpec, ToolSpec
 from .naming import singular, snake
 
 __all__ = [
+    "FIDELITY_COUNTS",
     "DocFidelity",
     "FidelityReport",
     "DroppedOp",
@@ -35,6 +36,20 @@ __all__ = [
     "snake_name",
     "drop_reasons",
 ]
+
+# the counts every document's fidelity carries (summed over documents in a corpus report)
+FIDELITY_COUNTS = (
+    "operations",
+    "tools_made",
+    "verified",
+    "body_documented",
+    "body_kept",
+    "required_checked",
+    "required_agree",
+    "enums_documented",
+    "enums_kept",
+    "enums_invented",
+)
 
 _WRITES = ("create", "update", "action", "delete")
 _WRAPPER_KEYS = {
@@ -90,18 +105,7 @@ class DocFidelity:
     )  # "POST /x: name required in the document, optional in the tool"
 
     def add(self, other: DocFidelity) -> None:
-        for k in (
-            "operations",
-            "tools_made",
-            "verified",
-            "body_documented",
-            "body_kept",
-            "required_checked",
-            "required_agree",
-            "enums_documented",
-            "enums_kept",
-            "enums_invented",
-        ):
+        for k in FIDELITY_COUNTS:
             setattr(self, k, getattr(self, k) + getattr(other, k))
 
     def figures(self) -> dict[str, int]:

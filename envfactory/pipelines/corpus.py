@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, EnvFactoryError
+from ..explore import FIDELITY_COUNTS
 from .build import Progress, build_source
 from .swap import write_atomic
 
@@ -51,18 +52,7 @@ CORPUS_FILE = "corpus.json"
 CORPUS_STATE_FILE = ".corpus-state.json"  # resume state: digest and result per document
 CORPUS_TIMES_FILE = ".corpus-times.json"  # seconds, kept out of corpus.json (same documents, same bytes)
 _STATE_VERSION = 1
-_FIDELITY_FIELDS = (
-    "operations",
-    "tools_made",
-    "verified",
-    "body_documented",
-    "body_kept",
-    "required_checked",
-    "required_agree",
-    "enums_documented",
-    "enums_kept",
-    "enums_invented",
-)
+_FIDELITY_FIELDS = FIDELITY_COUNTS
 
 
 @dataclass(frozen=True)
