@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import json
 import operator
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -245,13 +246,20 @@ def _call(node: ast.Call, positional_params: Mapping[str, Sequence[str]] | None)
     return {name: arguments}
 
 
+# CPython 3.11's AST construction keeps its recursion-depth count in shared state: two threads parsing
+# at once (eval runs entries concurrently) can raise "SystemError: AST constructor recursion depth
+# mismatch" (seen here on 3.11.7; a CPython bug). Parses are short, so they take turns.
+_PARSE_LOCK = threading.Lock()
+
+
 def _parse(text: str) -> ast.expr:
     if len(text) > MAX_CALL_TEXT:
         raise BfclFormatError(
             f"the reply is {len(text)} characters; the decoder reads at most {MAX_CALL_TEXT}"
         )
     try:
-        return ast.parse(text, mode="eval").body
+        with _PARSE_LOCK:
+            return ast.parse(text, mode="eval").body
     except SyntaxError as e:
         raise BfclFormatError(f"{text[:80]!r}: {e.msg}") from e
     except (RecursionError, MemoryError, ValueError) as e:  # nesting too deep; NUL bytes
