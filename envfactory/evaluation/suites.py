@@ -10,7 +10,7 @@ the files unchanged::
         possible_answer/BFCL_v4_<category>.json  ground truth (not for irrelevance / relevance)
         multi_turn_func_doc/<env>.json           function docs of each environment (multi-turn)
         manifest.json                            provenance: entry -> task, env, steps; suite digest
-        tasks.jsonl                              the tasks behind multi-turn entries
+        tasks.jsonl.gz                           the tasks behind multi-turn entries
 
 How each category is made: :mod:`envfactory.evaluation.suite_build`. Accepted values and the
 "stated means required" rule: :mod:`envfactory.evaluation.suite_docs`. Calls use keyword
@@ -47,7 +47,8 @@ __all__ = [
 ]
 
 MANIFEST = "manifest.json"
-TASKS_FILE = "tasks.jsonl"
+TASKS_FILE = "tasks.jsonl.gz"  # gold outputs make it large; suites written before read tasks.jsonl
+_OLD_TASKS_FILE = "tasks.jsonl"
 FUNC_DOC_DIR = "multi_turn_func_doc"
 _NO_ANSWER = ("irrelevance", "live_relevance")
 
@@ -119,6 +120,7 @@ def write_suite(suite: Suite, out_dir: str | Path) -> Path:
         write_tasks([suite.tasks[k] for k in sorted(suite.tasks)], tasks_path)
     elif tasks_path.exists():
         tasks_path.unlink()
+    (out / _OLD_TASKS_FILE).unlink(missing_ok=True)
     suite.path = out
     return out
 
@@ -137,7 +139,8 @@ def load_suite(path: str | Path) -> Suite:
         raise SuiteError(f"{manifest_path}: {e}") from e
     if not isinstance(manifest, dict):
         raise SuiteError(f"{manifest_path}: a suite manifest must be a JSON object")
-    tasks = {t.task_id: t for t in load_tasks(folder / TASKS_FILE)} if (folder / TASKS_FILE).exists() else {}
+    found = [folder / name for name in (TASKS_FILE, _OLD_TASKS_FILE) if (folder / name).exists()]
+    tasks = {t.task_id: t for t in load_tasks(found[0])} if found else {}
     try:
         func_docs = {p.stem: load_jsonl(p) for p in sorted((folder / FUNC_DOC_DIR).glob("*.json"))}
         entries = _load_entries(folder, manifest, func_docs)

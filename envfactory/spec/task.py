@@ -12,6 +12,8 @@ rollout / dataset stage (``envfactory.synth.rollout``, ``envfactory.pipelines``)
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -123,14 +125,17 @@ class Task(BaseModel):
 
 
 def write_tasks(tasks: Iterable[Task], path: str | os.PathLike) -> Path:
-    """Write tasks as JSON Lines, atomically."""
+    """Write tasks as JSON Lines, atomically; a ``.gz`` path is gzip-compressed, byte-stable
+    (no timestamp or name in the header), for files kept under version control."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix(p.suffix + ".tmp")
     try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            for t in tasks:
-                fh.write(json.dumps(t.model_dump(mode="json"), sort_keys=True) + "\n")
+        with tmp.open("wb") as raw:
+            gz = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if p.suffix == ".gz" else None
+            with io.TextIOWrapper(gz or raw, encoding="utf-8", newline="\n") as fh:
+                for t in tasks:
+                    fh.write(json.dumps(t.model_dump(mode="json"), sort_keys=True) + "\n")
         os.replace(tmp, p)
     finally:
         tmp.unlink(missing_ok=True)
@@ -139,7 +144,8 @@ def write_tasks(tasks: Iterable[Task], path: str | os.PathLike) -> Path:
 
 def load_tasks(path: str | os.PathLike) -> Iterator[Task]:
     """Read tasks written by ``write_tasks``; a line that is not a task is a ConfigError naming it."""
-    with Path(path).open(encoding="utf-8") as fh:
+    p = Path(path)
+    with gzip.open(p, "rt", encoding="utf-8") if p.suffix == ".gz" else p.open(encoding="utf-8") as fh:
         for i, line in enumerate(fh, 1):
             if line.strip():
                 try:

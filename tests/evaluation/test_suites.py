@@ -45,7 +45,7 @@ def test_suite_has_every_category_and_bfcl_layout(tmp_path):
         )
         answer_file = folder / "possible_answer" / name
         assert answer_file.exists() == (category not in ("irrelevance", "live_relevance"))
-    assert (folder / "manifest.json").exists() and (folder / "tasks.jsonl").exists()
+    assert (folder / "manifest.json").exists() and (folder / "tasks.jsonl.gz").exists()
 
 
 def test_same_tasks_and_seed_give_the_same_bytes_and_another_seed_differs(tmp_path):
@@ -266,3 +266,19 @@ def test_a_suite_written_with_the_earlier_category_names_still_loads(tmp_path):
     (folder / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(SuiteError, match="not one this version reads"):
         load_suite(folder)
+
+
+def test_suite_tasks_are_gzipped_byte_stable_and_old_suites_still_load(tmp_path):
+    from envfactory.evaluation import load_suite, write_suite
+
+    suite = trip_desk_suite()
+    a = write_suite(suite, tmp_path / "a")
+    b = write_suite(suite, tmp_path / "b")
+    assert (a / "tasks.jsonl.gz").read_bytes() == (b / "tasks.jsonl.gz").read_bytes()  # no timestamp inside
+    assert not (a / "tasks.jsonl").exists()
+    # a suite written before (plain tasks.jsonl) loads the same tasks
+    from envfactory.spec import load_tasks, write_tasks
+
+    write_tasks(load_tasks(b / "tasks.jsonl.gz"), b / "tasks.jsonl")
+    (b / "tasks.jsonl.gz").unlink()
+    assert load_suite(b).tasks.keys() == load_suite(a).tasks.keys() != set()
