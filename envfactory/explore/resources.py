@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..ingest import Operation
-from .actions import action_rule
+from .actions import ActionRule, action_rule
 from .naming import entity_name, snake
 from .shapes import RPC_VERBS, VERB_PATH_HEADS, answers_list, id_param, is_singleton_read, summary_verb
 
@@ -353,45 +353,12 @@ def plan_operation(op: Operation) -> OpPlan:
     m = op.method
     last_kind, last = segs[-1]
     if last_kind == "p":
-        if len(segs) < 2 or segs[-2][0] != "s":
-            return OpPlan(op=op, reason="item path without a collection")
-        plan.entity = entity_name(segs[-2][1])
-        plan.key_param = last
-        plan.parents = plan.parents[:-1]
-        plan.kind = {
-            "get": "get",
-            "put": "update",
-            "patch": "update",
-            "post": "update",
-            "delete": "delete",
-        }.get(m)
-        if plan.kind is None:
-            plan.reason = f"{m.upper()} on an item"
-        elif m == "post" and summary_verb(op) == "create" and not _names_row(last, plan.entity):
-            # POST /consumers/{tenant} "Create consumer": the parameter is a scope, not a consumer
-            plan.kind, plan.key_param = "create", None
-        return plan
+        return _plan_item(plan, segs)
     word = snake(last)
     prev = segs[-2] if len(segs) >= 2 else None
     rule = action_rule(word)
     if rule is not None and prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":
-        plan.entity = entity_name(segs[-3][1])
-        plan.key_param = prev[1]
-        plan.parents = plan.parents[:-1]
-        plan.word = word
-        if m in ("post", "put", "patch"):
-            plan.kind, plan.verb = "action", rule.verb
-        elif m == "delete":
-            undo = action_rule("un" + rule.verb) or action_rule(
-                {"complete": "reopen", "confirm": "cancel"}.get(rule.verb, "")
-            )
-            if undo is None:
-                plan.reason = f"DELETE of {word!r} has no inverse action in the action table"
-            else:
-                plan.kind, plan.verb = "action", undo.verb
-        else:
-            plan.reason = f"{m.upper()} of action {word!r} reads no resource"
-        return plan
+        return _plan_item_action(plan, segs, word, rule)
     if prev is not None and prev[0] == "s" and (word in SEARCH_WORDS or word.startswith("by_")):
         plan.entity = entity_name(prev[1])
         plan.qualifier = word if word.startswith("by_") else ("search" if word != "list" else None)
@@ -417,19 +384,7 @@ def plan_operation(op: Operation) -> OpPlan:
         plan.qualifier = word
         return plan
     if rule is not None and m in ("post", "put", "patch"):
-        target = entity_name(prev[1]) if prev is not None and prev[0] == "s" else None
-        key = id_param(op, target) if target else None
-        if target and key:  # POST /transfer/cancel {"transfer_id": ...}: the id is in the body
-            plan.entity, plan.key_param, plan.kind, plan.verb, plan.word = (
-                target,
-                key,
-                "action",
-                rule.verb,
-                word,
-            )
-        else:
-            plan.reason = f"action {word!r} names no row: no item id in the path or the body"
-        return plan
+        return _plan_body_action(plan, prev, word, rule)
     if (
         word in RPC_VERBS
         and prev is not None
@@ -439,6 +394,68 @@ def plan_operation(op: Operation) -> OpPlan:
         return _slash_verb(plan, word, prev[1])
     plan.entity = entity_name(last)
     return _collection(plan, word, prev, segs)
+
+
+def _plan_item(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan:
+    """``/xs/{id}``: get, update or delete of one x (a POST documented as a create is a create)."""
+    op, m, last = plan.op, plan.op.method, segs[-1][1]
+    if len(segs) < 2 or segs[-2][0] != "s":
+        return OpPlan(op=op, reason="item path without a collection")
+    plan.entity = entity_name(segs[-2][1])
+    plan.key_param = last
+    plan.parents = plan.parents[:-1]
+    plan.kind = {
+        "get": "get",
+        "put": "update",
+        "patch": "update",
+        "post": "update",
+        "delete": "delete",
+    }.get(m)
+    if plan.kind is None:
+        plan.reason = f"{m.upper()} on an item"
+    elif m == "post" and summary_verb(op) == "create" and not _names_row(last, plan.entity):
+        # POST /consumers/{tenant} "Create consumer": the parameter is a scope, not a consumer
+        plan.kind, plan.key_param = "create", None
+    return plan
+
+
+def _plan_item_action(plan: OpPlan, segs: list[tuple[str, str]], word: str, rule: ActionRule) -> OpPlan:
+    """``/xs/{id}/cancel``: an action on one x (a DELETE of it is the inverse action)."""
+    m = plan.op.method
+    plan.entity = entity_name(segs[-3][1])
+    plan.key_param = segs[-2][1]
+    plan.parents = plan.parents[:-1]
+    plan.word = word
+    if m in ("post", "put", "patch"):
+        plan.kind, plan.verb = "action", rule.verb
+    elif m == "delete":
+        undo = action_rule("un" + rule.verb) or action_rule(
+            {"complete": "reopen", "confirm": "cancel"}.get(rule.verb, "")
+        )
+        if undo is None:
+            plan.reason = f"DELETE of {word!r} has no inverse action in the action table"
+        else:
+            plan.kind, plan.verb = "action", undo.verb
+    else:
+        plan.reason = f"{m.upper()} of action {word!r} reads no resource"
+    return plan
+
+
+def _plan_body_action(plan: OpPlan, prev: tuple[str, str] | None, word: str, rule: ActionRule) -> OpPlan:
+    """``POST /transfer/cancel {"transfer_id": ...}``: an action on the row the body names."""
+    target = entity_name(prev[1]) if prev is not None and prev[0] == "s" else None
+    key = id_param(plan.op, target) if target else None
+    if target and key:
+        plan.entity, plan.key_param, plan.kind, plan.verb, plan.word = (
+            target,
+            key,
+            "action",
+            rule.verb,
+            word,
+        )
+    else:
+        plan.reason = f"action {word!r} names no row: no item id in the path or the body"
+    return plan
 
 
 def _names_row(param: str, entity: str) -> bool:

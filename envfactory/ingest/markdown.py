@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from envfactory.errors import IngestError
-from envfactory.ingest.infer import infer_schema, merge_schemas
-from envfactory.ingest.model import ApiDoc, Operation, Parameter, Response
+from envfactory.ingest.md_ops import EndpointDraft, base_url, normalize_path, operations, singular
+from envfactory.ingest.model import ApiDoc, Parameter
 
 __all__ = ["read_markdown", "normalize_path", "singular"]
 
@@ -63,77 +63,6 @@ _HEADERS = {
 }
 
 
-def singular(word: str) -> str:
-    """Cheap English singular for resource names in paths (todolists -> todolist)."""
-    w = word.lower()
-    irregular = {
-        "people": "person",
-        "children": "child",
-        "men": "man",
-        "women": "woman",
-        "data": "data",
-        "media": "media",
-        "news": "news",
-        "series": "series",
-    }
-    if w in irregular:
-        return irregular[w]
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith(("sses", "shes", "ches", "xes", "zes", "uses")):
-        return w[:-2]
-    if w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    return w
-
-
-def normalize_path(raw: str) -> tuple[str, dict[str, str]]:
-    """``/buckets/1/todos/2.json`` -> ``/buckets/{bucket_id}/todos/{todo_id}.json``.
-
-    Returns the path and, for each placeholder, the JSON type it was written with
-    (``integer`` for numeric segments). ``:id`` becomes ``{id}``; a placeholder name
-    used twice is qualified by the segment before it.
-    """
-    raw = raw.split("?", 1)[0].split("#", 1)[0].rstrip(".")
-    segs = raw.split("/")
-    types: dict[str, str] = {}
-    out: list[str] = []
-    names: list[tuple[int, str, str]] = []  # (index, name, prefix segment)
-    prev = ""
-    for seg in segs:
-        stem, dot, ext = seg.partition(".")
-        if stem.isdigit() and (not dot or ext.isalpha()):
-            base = re.sub(r"\W", "_", singular(prev)) if prev else "id"
-            name = f"{base}_id" if base != "id" else "id"
-            names.append((len(out), name, prev))
-            out.append("{" + name + "}" + (dot + ext if dot else ""))
-            types[name] = "integer"
-        elif seg.startswith(":") and len(seg) > 1:
-            name = re.sub(r"\W", "_", seg[1:])
-            names.append((len(out), name, prev))
-            out.append("{" + name + "}")
-            types[name] = "string"
-        elif seg.startswith("{") and seg.endswith("}"):
-            names.append((len(out), seg[1:-1], prev))
-            out.append(seg)
-            types.setdefault(seg[1:-1], "string")
-        else:
-            out.append(seg)
-        if not (seg.startswith((":", "{")) or stem.isdigit()):
-            prev = seg
-    counts: dict[str, int] = {}
-    for _, n, _p in names:
-        counts[n] = counts.get(n, 0) + 1
-    for i, n, p in names:
-        if counts[n] > 1 and p:
-            new = f"{re.sub(r'[^0-9A-Za-z_]', '_', singular(p))}_{n}"
-            out[i] = out[i].replace("{" + n + "}", "{" + new + "}")
-            types[new] = types.get(n, "string")
-    final = "/".join(out) or "/"
-    placeholders = re.findall(r"\{([^}]+)\}", final)
-    return final, {n: types.get(n, "string") for n in placeholders}
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", text.lower())).strip("-")
 
@@ -145,22 +74,6 @@ def _strip_md(text: str) -> str:
     # emphasis markers only: underscores inside words (course_id) are part of names
     text = re.sub(r"`|\*{1,2}|(?<!\w)_{1,2}|_{1,2}(?!\w)", "", text).rstrip("\\")
     return " ".join(text.split())
-
-
-@dataclass
-class _Op:
-    method: str
-    raw_path: str
-    summary: str = ""
-    anchor: str = ""
-    link: str = ""  # "#anchor" this endpoint line points to (an alias of that section)
-    description: list[str] = field(default_factory=list)
-    params: dict[tuple[str, str], Parameter] = field(default_factory=dict)
-    request_examples: list[Any] = field(default_factory=list)
-    responses: dict[str, list[Any]] = field(default_factory=dict)
-    response_desc: dict[str, str] = field(default_factory=dict)
-    statuses: list[str] = field(default_factory=list)  # mentioned in prose ("returns 201 Created")
-    primary: bool = True
 
 
 def _parse_json_block(text: str) -> Any:
@@ -257,7 +170,7 @@ class _Parser:
         self.lines = _routes_as_text(text).splitlines()
         self.title = ""
         self.description = ""
-        self.ops: list[_Op] = []
+        self.ops: list[EndpointDraft] = []
         self.base_urls: list[str] = []
         self.warnings: list[str] = []
 
@@ -439,12 +352,14 @@ class _Parser:
             or "parameters" in low
         )
 
-    def _new_op(self, method: str, path: str, summary: str, anchor: str, primary: bool) -> _Op:
-        op = _Op(method=method.lower(), raw_path=path, summary=summary, anchor=anchor, primary=primary)
+    def _new_op(self, method: str, path: str, summary: str, anchor: str, primary: bool) -> EndpointDraft:
+        op = EndpointDraft(
+            method=method.lower(), raw_path=path, summary=summary, anchor=anchor, primary=primary
+        )
         self.ops.append(op)
         return op
 
-    def _location(self, op: _Op, name: str, context: str) -> str:
+    def _location(self, op: EndpointDraft, name: str, context: str) -> str:
         path, _ = normalize_path(op.raw_path)
         if "{" + name.lstrip(":") + "}" in path or name.startswith(":") or "path" in context:
             return "path"
@@ -456,7 +371,9 @@ class _Parser:
             return "body"
         return "body" if op.method in _WRITE else "query"
 
-    def _param(self, op: _Op, name: str, desc: str, context: str, required: bool, hint: str = "") -> None:
+    def _param(
+        self, op: EndpointDraft, name: str, desc: str, context: str, required: bool, hint: str = ""
+    ) -> None:
         loc = self._location(op, name, context)
         name = name.lstrip(":")
         if "(required)" in desc:
@@ -480,7 +397,7 @@ class _Parser:
                 schema=schema,
             )
 
-    def _table_param(self, op: _Op, row: dict[str, str], context: str) -> None:
+    def _table_param(self, op: EndpointDraft, row: dict[str, str], context: str) -> None:
         name = next(
             (
                 row[k]
@@ -502,7 +419,13 @@ class _Parser:
         self._param(op, name, desc, ctx, required, hint=hint)
 
     def _code_block(
-        self, lang: str, body: list[str], section_ops: list[_Op], heading: str, anchor: str, context: str
+        self,
+        lang: str,
+        body: list[str],
+        section_ops: list[EndpointDraft],
+        heading: str,
+        anchor: str,
+        context: str,
     ) -> None:
         first = next((b for b in body if b.strip()), "")
         em = _AT_START.match(first)
@@ -532,31 +455,8 @@ class _Parser:
 
     # -- build -------------------------------------------------------------
     def build(self, fmt: Literal["markdown", "html"]) -> ApiDoc:
-        by_anchor = {op.anchor: op for op in self.ops if op.primary and op.anchor}
-        out: list[Operation] = []
-        seen: dict[str, Operation] = {}
-        for op in self.ops:
-            src = by_anchor.get(op.link) if op.link else None
-            if src is not None and src is not op:  # "legacy route -> [Get to-dos](#get-to-dos)"
-                op = _Op(
-                    method=op.method,
-                    raw_path=op.raw_path,
-                    summary=src.summary,
-                    anchor="",
-                    description=src.description,
-                    params=src.params,
-                    request_examples=src.request_examples,
-                    responses=src.responses,
-                    response_desc=src.response_desc,
-                    statuses=src.statuses,
-                    primary=False,
-                )
-            operation = self._operation(op)
-            if operation.key in seen:
-                continue
-            seen[operation.key] = operation
-            out.append(operation)
-        base = self._base_url(out)
+        out = operations(self.ops)
+        base = base_url(self.base_urls, self.ops)
         return ApiDoc(
             title=self.title or self.source.rsplit("/", 1)[-1],
             description=self.description,
@@ -565,104 +465,6 @@ class _Parser:
             base_url=base,
             operations=out,
             warnings=self.warnings,
-        )
-
-    def _base_url(self, ops: list[Operation]) -> str | None:
-        for url in self.base_urls:
-            for op in self.ops:
-                raw = op.raw_path.split("?")[0]
-                if len(raw) > 1 and url.split("?")[0].endswith(raw):
-                    base = url.split("?")[0][: -len(raw)]
-                    # curl samples write account ids as shell variables: $ACCOUNT_ID -> {account_id}
-                    return (
-                        re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: "{" + m.group(1).lower() + "}", base)
-                        or None
-                    )
-        return None
-
-    def _operation(self, op: _Op) -> Operation:
-        path, placeholders = normalize_path(op.raw_path)
-        params: list[Parameter] = []
-        for name, typ in placeholders.items():
-            documented = op.params.get((name, "path"))
-            if documented is None and name == "id":
-                documented = next((p for (n, loc), p in op.params.items() if loc == "path"), None)
-            params.append(
-                documented.model_copy(update={"name": name, "required": True})
-                if documented
-                else Parameter(name=name, location="path", required=True, schema={"type": typ})
-            )
-        for (_name, loc), p in op.params.items():
-            if loc != "path":
-                params.append(p)
-        body: dict[str, Any] | None = None
-        example = op.request_examples[0] if op.request_examples else None
-        if op.request_examples and isinstance(example, (dict, list)):
-            body = infer_schema(example)
-            for ex in op.request_examples[1:]:
-                body = merge_schemas(body, infer_schema(ex))
-            if body.get("type") == "object":
-                body.pop("required", None)  # an example shows what may be sent, not what must
-        body_params = [p for p in params if p.location == "body"]
-        if body_params:
-            body = body or {"type": "object", "properties": {}}
-            if body.get("type") == "object":
-                props = dict(body.get("properties") or {})
-                for p in body_params:
-                    s = props.get(p.name) or p.schema_
-                    if p.description and isinstance(s, dict):
-                        s = {**s, "description": p.description}
-                    props[p.name] = s
-                body = {**body, "properties": props}
-                req = [p.name for p in body_params if p.required]
-                if req:
-                    body["required"] = req
-            if isinstance(example, dict):  # the example knows the real type better than prose
-                params = [
-                    p.model_copy(
-                        update={"schema_": infer_schema(example[p.name]), "example": example[p.name]}
-                    )
-                    if p.location == "body" and p.name in example and example[p.name] is not None
-                    else p
-                    for p in params
-                ]
-        elif isinstance(body, dict) and isinstance(body.get("properties"), dict):
-            params += [
-                Parameter(
-                    name=k,
-                    location="body",
-                    schema=v,
-                    example=example.get(k) if isinstance(example, dict) else None,
-                )
-                for k, v in body["properties"].items()
-            ]
-        responses: list[Response] = []
-        for status, examples in op.responses.items():
-            schema = infer_schema(examples[0])
-            for ex in examples[1:]:
-                schema = merge_schemas(schema, infer_schema(ex))
-            responses.append(
-                Response(
-                    status=status,
-                    description=op.response_desc.get(status, ""),
-                    schema=schema,
-                    example=examples[0],
-                )
-            )
-        for status in op.statuses + list(op.response_desc):
-            if status not in op.responses and all(r.status != status for r in responses):
-                responses.append(Response(status=status, description=op.response_desc.get(status, "")))
-        responses.sort(key=lambda r: r.status)
-        return Operation(
-            method=op.method,
-            path=path,
-            summary=op.summary,  # type: ignore[arg-type]
-            operation_id=re.sub(r"\W+", "_", op.anchor).strip("_") or None if op.primary else None,
-            description=" ".join(op.description),
-            parameters=params,
-            request_body=body,
-            request_example=example,
-            responses=responses,
         )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import RuntimeToolError
 from ..runtime import Environment, Session
-from ..spec import EnvSpec, FieldType, ToolKind, ToolSpec
+from ..spec import EntitySpec, EnvSpec, FieldType, ParamSpec, ToolKind, ToolSpec
 from .cassette import Cassette, record_cassette, replay_cassette
 from .levels import check_tool_l1, check_tool_l2
 from .smoke import ToolCheck
@@ -171,6 +171,9 @@ def _paths(t: ToolSpec) -> set[str]:
     return out
 
 
+_Edit = Callable[..., None]
+
+
 def build_mutants(spec: EnvSpec) -> list[Mutant]:
     """Every single-defect mutant of ``spec`` (deterministic order)."""
     out: list[Mutant] = []
@@ -199,80 +202,9 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
         for i, c in enumerate(t.preconditions):
             edit("skip_precondition", f"{c.field} {c.op}", lambda mt, m, i=i: mt.preconditions.pop(i))  # type: ignore[misc]  # mypy cannot infer lambdas with default args
         for i, p in enumerate(t.params):
-            if t.kind == ToolKind.list and p.field:
-                if p.op in _OP_SWAP:
-                    new = _OP_SWAP[p.op]
-                    if new == "contains" or not (p.op == "contains" and p.type not in (FieldType.string,)):
-                        edit(
-                            "filter_op",
-                            f"{p.name} {p.op}->{new}",
-                            lambda mt, m, i=i, new=new: setattr(mt.params[i], "op", new),  # type: ignore[misc]  # mypy cannot infer lambdas with default args
-                        )
-                others = [
-                    f.name for f in ent.fields if f.type == ent.field(p.field).type and f.name != p.field
-                ]
-                if others:
-                    edit(
-                        "filter_field",
-                        f"{p.name}->{others[0]}",
-                        lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o),  # type: ignore[misc]  # mypy cannot infer lambdas with default args
-                    )
-            if t.kind in (ToolKind.create, ToolKind.update) and p.field and not p.key:
-                f = ent.field(p.field)
-                others = [
-                    g.name
-                    for g in ent.fields
-                    if g.type == f.type
-                    and g.name != f.name
-                    and g.name != ent.primary_key
-                    and not g.ref
-                    and not f.ref
-                ]
-                if others:
-                    edit(
-                        "param_field",
-                        f"{p.name}->{others[0]}",
-                        lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o),  # type: ignore[misc]  # mypy cannot infer lambdas with default args
-                    )
-            if p.required and not p.key and not _rejected_anyway(spec, t, p.name):
-                edit("drop_required", p.name, lambda mt, m, i=i: setattr(mt.params[i], "required", False))  # type: ignore[misc]  # mypy cannot infer lambdas with default args
-            if p.enum and p.type in (FieldType.enum, FieldType.string):
-
-                def drop_enum(mt: ToolSpec, m: EnvSpec, i: int = i) -> None:
-                    mt.params[i].type = FieldType.string
-                    mt.params[i].enum = None
-
-                edit("drop_enum", p.name, drop_enum)
-            if p.minimum is not None or p.maximum is not None:
-
-                def drop_bounds(mt: ToolSpec, m: EnvSpec, i: int = i) -> None:
-                    mt.params[i].minimum = None
-                    mt.params[i].maximum = None
-
-                edit("drop_bounds", p.name, drop_bounds)
+            _param_mutants(spec, t, ent, i, p, edit)
         if t.kind == ToolKind.list:
-            if t.sort and t.sort.default:
-
-                def flip_sort(mt: ToolSpec, m: EnvSpec) -> None:
-                    assert mt.sort is not None  # mt is the copy of t, whose sort is set
-                    mt.sort.descending = not mt.sort.descending
-
-                edit("sort", "flip default order", flip_sort)
-            if t.page_size < t.max_page_size:
-                edit(
-                    "page_size",
-                    f"{t.page_size}->{t.page_size + 1}",
-                    lambda mt, m: setattr(mt, "page_size", mt.page_size + 1),
-                )
-            out.append(
-                Mutant(
-                    f"page_off_by_one:{t.name}",
-                    "page_off_by_one",
-                    [t.name],
-                    spec,
-                    wrap_args=_page_off_by_one(t.page_size, t.max_page_size),
-                )
-            )
+            _list_mutants(spec, t, edit, out)
         if t.kind == ToolKind.get:
             names = t.returns or [f.name for f in ent.fields]
             if len(names) > 1:
@@ -286,7 +218,88 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
                 f"corrupt_result:{t.name}", "corrupt_result", [t.name], spec, wrap=_corrupt(ent.primary_key)
             )
         )
-    # foreign keys the tools write without crossing them in a path
+    out += _ref_mutants(spec)
+    return out
+
+
+def _param_mutants(spec: EnvSpec, t: ToolSpec, ent: EntitySpec, i: int, p: ParamSpec, edit: _Edit) -> None:
+    """Mutants of one parameter: its filter's op or field, the field it writes, its required flag, enum, bounds."""
+    if t.kind == ToolKind.list and p.field:
+        if p.op in _OP_SWAP:
+            new = _OP_SWAP[p.op]
+            if new == "contains" or not (p.op == "contains" and p.type not in (FieldType.string,)):
+                edit(
+                    "filter_op",
+                    f"{p.name} {p.op}->{new}",
+                    lambda mt, m, i=i, new=new: setattr(mt.params[i], "op", new),  # type: ignore[misc]  # mypy cannot infer lambdas with default args
+                )
+        others = [f.name for f in ent.fields if f.type == ent.field(p.field).type and f.name != p.field]
+        if others:
+            edit(
+                "filter_field",
+                f"{p.name}->{others[0]}",
+                lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o),  # type: ignore[misc]  # mypy cannot infer lambdas with default args
+            )
+    if t.kind in (ToolKind.create, ToolKind.update) and p.field and not p.key:
+        f = ent.field(p.field)
+        others = [
+            g.name
+            for g in ent.fields
+            if g.type == f.type and g.name != f.name and g.name != ent.primary_key and not g.ref and not f.ref
+        ]
+        if others:
+            edit(
+                "param_field",
+                f"{p.name}->{others[0]}",
+                lambda mt, m, i=i, o=others[0]: setattr(mt.params[i], "field", o),  # type: ignore[misc]  # mypy cannot infer lambdas with default args
+            )
+    if p.required and not p.key and not _rejected_anyway(spec, t, p.name):
+        edit("drop_required", p.name, lambda mt, m, i=i: setattr(mt.params[i], "required", False))  # type: ignore[misc]  # mypy cannot infer lambdas with default args
+    if p.enum and p.type in (FieldType.enum, FieldType.string):
+
+        def drop_enum(mt: ToolSpec, m: EnvSpec, i: int = i) -> None:
+            mt.params[i].type = FieldType.string
+            mt.params[i].enum = None
+
+        edit("drop_enum", p.name, drop_enum)
+    if p.minimum is not None or p.maximum is not None:
+
+        def drop_bounds(mt: ToolSpec, m: EnvSpec, i: int = i) -> None:
+            mt.params[i].minimum = None
+            mt.params[i].maximum = None
+
+        edit("drop_bounds", p.name, drop_bounds)
+
+
+def _list_mutants(spec: EnvSpec, t: ToolSpec, edit: _Edit, out: list[Mutant]) -> None:
+    """Mutants of a list tool: its default order flipped, its page size, pages off by one."""
+    if t.sort and t.sort.default:
+
+        def flip_sort(mt: ToolSpec, m: EnvSpec) -> None:
+            assert mt.sort is not None  # mt is the copy of t, whose sort is set
+            mt.sort.descending = not mt.sort.descending
+
+        edit("sort", "flip default order", flip_sort)
+    if t.page_size < t.max_page_size:
+        edit(
+            "page_size",
+            f"{t.page_size}->{t.page_size + 1}",
+            lambda mt, m: setattr(mt, "page_size", mt.page_size + 1),
+        )
+    out.append(
+        Mutant(
+            f"page_off_by_one:{t.name}",
+            "page_off_by_one",
+            [t.name],
+            spec,
+            wrap_args=_page_off_by_one(t.page_size, t.max_page_size),
+        )
+    )
+
+
+def _ref_mutants(spec: EnvSpec) -> list[Mutant]:
+    """Foreign keys the tools write without crossing them in a path, each dropped."""
+    out: list[Mutant] = []
     for ei, e in enumerate(spec.entities):
         for fi, f in enumerate(e.fields):
             if not f.ref:
