@@ -60,11 +60,24 @@ def _graph(tools: list[ToolDraft], ents: dict[str, EntityDraft]) -> nx.Graph:
 
 
 def _communities(g: nx.Graph, seed: int, resolution: float) -> list[set[str]]:
+    """Louvain communities of ``g``, the same for the same graph in every process.
+
+    Louvain walks sets of nodes; sets of strings iterate in an order that depends on the
+    process's hash seed (PYTHONHASHSEED), and so did the communities. It runs on a copy whose
+    nodes are the indexes of the sorted names, added in that order, with edges in sorted order.
+    """
     if g.number_of_edges() == 0:
         return [{n} for n in sorted(g.nodes)]
-    return [
-        set(c) for c in nx.community.louvain_communities(g, weight="weight", resolution=resolution, seed=seed)
-    ]
+    names = sorted(g.nodes)
+    index = {n: i for i, n in enumerate(names)}
+    h = nx.Graph()
+    h.add_nodes_from(range(len(names)))
+    edges = sorted(
+        (min(index[a], index[b]), max(index[a], index[b]), w) for a, b, w in g.edges(data="weight")
+    )
+    h.add_weighted_edges_from(edges)
+    parts = nx.community.louvain_communities(h, weight="weight", resolution=resolution, seed=seed)
+    return [{names[i] for i in c} for c in parts]
 
 
 def _size(g: nx.Graph, c: set[str]) -> int:
