@@ -18,9 +18,9 @@ from .drafts import (
     status_field,
     styled,
 )
-from .entities import EntityDraft, FieldDraft, props_of, schema_type, unwrap
+from .entities import EntityDraft, FieldDraft, field_from_schema, props_of, schema_type, unwrap
 from .naming import first_sentence, is_ident, singular, snake
-from .resources import OpPlan
+from .resources import PAGING_PARAMS, OpPlan
 
 __all__ = ["draft_action", "prepare_actions", "action_name"]
 
@@ -234,6 +234,66 @@ def _balance_field(ent: EntityDraft, obj: str, pname: str, taken: set[str]) -> s
     return next((n for n in _STOCK if any(f.name == n for f in nums)), None)
 
 
+# Body properties of an action that name no field get one (``cancel {reason}`` ->
+# ``cancellation_reason``), except controls, credentials, ids of other rows, and the members of
+# a many-to-many relation (``addTag {tag}`` adds one of many: a field that holds one would lie).
+_GENERIC = {
+    "reason",
+    "reason_code",
+    "note",
+    "notes",
+    "comment",
+    "comments",
+    "message",
+    "description",
+    "amount",
+    "type",
+    "code",
+    "date",
+    "time",
+    "details",
+    "memo",
+    "text",
+    "value",
+    "values",
+    "items",
+    "data",
+    "metadata",
+    "status",
+    "state",
+}
+_NOT_STATE = {"client_id", "secret", "client_secret", "api_key", "password", "signature", "id"}
+MEMBERSHIP_HEADS = (
+    "add",
+    "remove",
+    "attach",
+    "detach",
+    "link",
+    "unlink",
+    "follow",
+    "unfollow",
+    "join",
+    "leave",
+)
+
+
+def _action_field(ent: EntityDraft, prop: str, s: dict, noun: str, word: str, taken: set[str]) -> str | None:
+    """The field an action's body property ``prop`` writes, added to ``ent``; None when it is no state."""
+    n = snake(prop)
+    if n in _NOT_STATE or n in PAGING_PARAMS or n.endswith(("_id", "_ids", "_gid", "_uuid")):
+        return None
+    if word.split("_", 1)[0] in MEMBERSHIP_HEADS:
+        return None
+    name = f"{noun}_{n}" if n in _GENERIC or n in ent.fields else n
+    if name in ent.fields or name in taken or SERVER_SET.search(name) or len(name) > 48:
+        return None
+    f = field_from_schema(name, s, False)
+    if f is None:
+        return None
+    f.read_only, f.link = False, None
+    return ent.ensure(f).name
+
+
 def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: set[str]):
     """Parameters, effects, preconditions and notes for what an action's request body writes.
 
@@ -258,18 +318,7 @@ def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: se
         if not is_ident(n) or any(p.name == n for p in params) or n == ent.pk:
             continue
         desc = first_sentence(s.get("description"), 160) or param_desc(byname.get(k), "")
-        fname = next((c for c in [n, *(f"{x}_{n}" for x in nouns)] if c in ent.fields), None)
-        sf = status_field(ent)
-        if (
-            fname is None
-            and sf is not None
-            and sf.enum
-            and n.endswith("status")
-            and isinstance(s.get("enum"), list)
-            and s["enum"]
-            and set(s["enum"]) <= set(sf.enum)
-        ):
-            fname = sf.name  # report {result_status: final}: the argument is the new status
+        fname = _named_field(ent, n, s, nouns)
         if fname is not None:
             # read-only in the entity's schema is fine: this operation is how the field gets written
             f = ent.fields[fname]
@@ -290,10 +339,20 @@ def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: se
         ftype, _ = schema_type(s)
         head, _, obj = word.partition("_")
         sign = -1 if head in _MINUS else 1 if head in _PLUS else 0
-        if not sign or ftype not in (FieldType.integer, FieldType.number) or not _AMOUNT.search(n):
-            continue
-        target = _balance_field(ent, obj, n, taken)
+        numeric = ftype in (FieldType.integer, FieldType.number) and bool(_AMOUNT.search(n))
+        target = _balance_field(ent, obj, n, taken) if sign and numeric else None
         if target is None:
+            fname = _action_field(ent, k, s, nouns[0], word, taken)
+            if fname is not None:  # capture {note_to_payer}: the action records what it was told
+                taken.add(fname)
+                f = ent.fields[fname]
+                params.append(
+                    ParamDraft(
+                        n, fname, required=k in req, description=desc or f.description or f"{human(n)}."
+                    )
+                )
+                effects.append(Effect(field=fname, param=n))
+                notes.append(f"writes {fname} from {n}")
             continue
         taken.add(target)
         params.append(
@@ -319,14 +378,7 @@ def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: se
             notes.append(f"lowers {target} by {n}; fails if {n} is more than {target}")
         else:
             notes.append(f"adds {n} to {target} (negative to lower it)")
-    # A reference written on the side of a status move or of other writes (acknowledge's
-    # practitioner_id, reschedule's practitioner_id) is left out: it is not the action's point
-    # and makes it fail where a referenced id is unknown. Where it is the point (assign), keep it.
-    refs = {e.field for e in effects if e.param and ent.fields[e.field].ref}
-    if refs and (taken - refs - {e.field for e in effects} or len(refs) < sum(1 for e in effects if e.param)):
-        params = [p for p in params if p.field not in refs]
-        effects = [e for e in effects if e.field not in refs]
-        notes = [x for x in notes if not any(x.startswith(f"writes {r}") for r in refs)]
+    params, effects, notes = _without_side_refs(ent, params, effects, notes, taken)
     for c in dict.fromkeys(f"{x}_count" for x in nouns):
         count_field = ent.fields.get(c)
         if count_field is not None and count_field.type == FieldType.integer and c not in taken:
@@ -334,3 +386,34 @@ def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: se
             notes.append(f"adds 1 to {c}")
             break
     return params, effects, conds, notes
+
+
+def _named_field(ent: EntityDraft, n: str, s: dict, nouns: list[str]) -> str | None:
+    """The entity field a body property ``n`` names: itself, ``<noun>_<n>``, or the status its enum moves."""
+    fname = next((c for c in [n, *(f"{x}_{n}" for x in nouns)] if c in ent.fields), None)
+    sf = status_field(ent)
+    if (
+        fname is None
+        and sf is not None
+        and sf.enum
+        and n.endswith("status")
+        and isinstance(s.get("enum"), list)
+        and s["enum"]
+        and set(s["enum"]) <= set(sf.enum)
+    ):
+        fname = sf.name  # report {result_status: final}: the argument is the new status
+    return fname
+
+
+def _without_side_refs(
+    ent: EntityDraft, params: list[ParamDraft], effects: list[Effect], notes: list[str], taken: set[str]
+) -> tuple[list[ParamDraft], list[Effect], list[str]]:
+    """A reference written on the side of a status move or of other writes (acknowledge's
+    practitioner_id, reschedule's practitioner_id) is left out: it is not the action's point
+    and makes it fail where a referenced id is unknown. Where it is the point (assign), keep it."""
+    refs = {e.field for e in effects if e.param and ent.fields[e.field].ref}
+    if refs and (taken - refs - {e.field for e in effects} or len(refs) < sum(1 for e in effects if e.param)):
+        params = [p for p in params if p.field not in refs]
+        effects = [e for e in effects if e.field not in refs]
+        notes = [x for x in notes if not any(x.startswith(f"writes {r}") for r in refs)]
+    return params, effects, notes

@@ -12,7 +12,9 @@ is counted as invented.
 What "documented body property" means is read from the document alone, never from the
 explorer: the top-level properties of the JSON request body (or the Swagger form fields),
 after unwrapping a one-property wrapper object (``{"transaction": {...}}``) and JSON:API
-``data.attributes``; properties the document marks ``readOnly`` are not request fields.
+``data.attributes``; properties the document marks ``readOnly`` are not request fields. A body
+property that repeats a path parameter (``PUT /calendars/{calendarId}`` with a body ``id``) is
+kept by the tool's path parameter, and its required flag is the path's (required).
 """
 
 from __future__ import annotations
@@ -229,6 +231,13 @@ def _match_param(tool: ToolSpec, prop: str):
     return None
 
 
+def _key_from_path(op: Operation, p: Any) -> bool:
+    """``PUT /calendars/{calendarId}`` with a body ``id``, ``POST /products/{product_id}/images``
+    with a body ``product_id``: the tool takes the value as the path parameter (required, as
+    every path parameter is); the body's optional property only repeats it."""
+    return any(x.location == "path" and p.name in (x.name, snake_name(x.name)) for x in op.parameters)
+
+
 def _compare_body(op: Operation, tool: ToolSpec, fid: DocFidelity) -> None:
     props, req = documented_body(op)
     for name, s in props.items():
@@ -239,7 +248,7 @@ def _compare_body(op: Operation, tool: ToolSpec, fid: DocFidelity) -> None:
             continue
         fid.body_kept += 1
         fid.required_checked += 1
-        if p.required == (name in req):
+        if p.required == (name in req) or _key_from_path(op, p):
             fid.required_agree += 1
         else:
             doc = "required" if name in req else "optional"

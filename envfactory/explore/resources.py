@@ -3,7 +3,10 @@
 ``/hotels`` + ``/hotels/{hotelId}`` are one resource (``hotel``); ``/hotels/{hotelId}/offers``
 nests ``offer`` under ``hotel``; ``POST /bookings/{id}/cancel`` is an action on ``booking``.
 RPC-style paths (``/conversations.list``) are read as ``<resource>.<verb>``. Operations with
-no state meaning (health, auth, webhooks, binaries, metadata) are excluded with a reason.
+no state meaning (health, auth, callbacks, binaries, metadata) are excluded with a reason.
+A deprecated operation is still an operation of the API (it is planned like any other), and a
+webhook registration is CRUD on a webhook entity (``/webhooks/subscriptions`` ->
+``webhook_subscription``, never the API's own ``subscription``).
 """
 
 from __future__ import annotations
@@ -24,8 +27,6 @@ _VERSION = re.compile(
 # Operations with no state meaning, recognised by a whole path segment (never a word inside
 # a name: ``/health-records``, ``pre_authorize`` and ``set_password`` are real operations).
 _NOISE_ANYWHERE = {
-    "webhook": "webhook registration",
-    "webhooks": "webhook registration",
     "callback": "webhook callback",
     "callbacks": "webhook callback",
     "upload": "binary upload",
@@ -254,6 +255,9 @@ def _segments(path: str) -> list[tuple[str, str]]:
             continue
         if _VERSION.match(raw) and not out:
             continue
+        if out and out[-1][0] == "s" and snake(out[-1][1]) in ("webhook", "webhooks") and raw.endswith("s"):
+            out[-1] = ("s", f"webhook_{raw}")  # /webhooks/subscriptions: webhook subscriptions
+            continue
         out.append(("s", raw))
     return out
 
@@ -261,8 +265,6 @@ def _segments(path: str) -> list[tuple[str, str]]:
 def _noise(op: Operation) -> str | None:
     if op.method in ("head", "options", "trace"):
         return f"{op.method.upper()} has no state meaning"
-    if op.deprecated:
-        return "deprecated operation"
     words = [w.lower() for w in re.split(r"[/.:]", op.path.split("?", 1)[0]) if w and not w.startswith("{")]
     words = [w for i, w in enumerate(words) if not (i == 0 and _VERSION.match(w))]
     while words and _VERSION.match(words[0]):

@@ -167,7 +167,7 @@ def hotel_api() -> ApiDoc:
             },
             "/health": {"get": {"responses": ok({"type": "object"})}},
             "/oauth/token": {"post": {"responses": ok({"type": "object"})}},
-            "/webhooks": {"post": {"responses": ok({"type": "object"})}},
+            "/callbacks": {"post": {"responses": ok({"type": "object"})}},
             "/files/upload": {"post": {"responses": ok({"type": "object"})}},
         },
         {"Hotel": HOTEL, "Booking": BOOKING},

@@ -163,7 +163,7 @@ def test_fidelity_report_counts_operations_drops_and_body():
                 "post": {"requestBody": body(_wide_customer()), "responses": ok(CUSTOMER)},
             },
             "/customers/{id}": {"get": {"parameters": [path_param("id")], "responses": ok(CUSTOMER)}},
-            "/webhooks": {
+            "/oauth/token": {
                 "post": {
                     "requestBody": body({"type": "object", "properties": {"url": {"type": "string"}}}),
                     "responses": ok(CUSTOMER),
@@ -186,7 +186,7 @@ def test_fidelity_report_counts_operations_drops_and_body():
     d = rep.documents[0]
     assert (d.operations, d.tools_made, d.verified) == (4, 3, 2)
     stages = {x.operation: x.stage for x in d.dropped}
-    assert stages == {"POST /webhooks": "explore", dropped_tool.source: "verify"}
+    assert stages == {"POST /oauth/token": "explore", dropped_tool.source: "verify"}
     if dropped_tool.source != "POST /customers":
         assert (d.body_documented, d.body_kept, d.required_agree) == (30, 30, 30)
         assert (d.enums_documented, d.enums_kept) == (1, 1)

@@ -53,7 +53,7 @@ def test_operation_kinds(method, path, kind, entity, verb):
         ("get", "/health", "health"),
         ("post", "/oauth/token", "authentication"),
         ("post", "/auth/login", "authentication"),
-        ("post", "/webhooks", "webhook"),
+        ("post", "/callbacks", "callback"),
         ("post", "/files/upload", "upload"),
         ("get", "/files/{id}/download", "download"),
         ("get", "/$metadata", "metadata"),
@@ -147,7 +147,7 @@ def test_excluded_ops_are_listed_with_reasons(hotel_doc):
     res, spec = _env(hotel_doc)
     ex = {x.operation: x.reason for x in res.excluded}
     assert "health check" in ex["GET /health"]
-    assert "webhook" in ex["POST /webhooks"]
+    assert "callback" in ex["POST /callbacks"]
     assert any("GET /health" in line for line in spec.excluded)
 
 

@@ -58,7 +58,7 @@ DOC = {
                 }
             },
         },
-        "/webhooks": {"post": {"responses": {"201": {"description": "created"}}}},
+        "/callbacks": {"post": {"responses": {"201": {"description": "created"}}}},
     },
     "components": {
         "schemas": {
@@ -88,5 +88,5 @@ def test_build_json_holds_the_fidelity_report(tmp_path):
     assert (t["body_documented"], t["body_kept"], t["required_agree"]) == (3, 3, 3)
     assert (t["enums_documented"], t["enums_kept"], t["enums_invented"]) == (1, 1, 0)
     [doc] = fid["documents"]
-    assert [(d["operation"], d["stage"]) for d in doc["dropped"]] == [("POST /webhooks", "explore")]
+    assert [(d["operation"], d["stage"]) for d in doc["dropped"]] == [("POST /callbacks", "explore")]
     assert all(d["reason"] for d in doc["dropped"])

@@ -1,0 +1,129 @@
+"""Issue 14 fidelity: operations the explorer used to drop although a person would keep them.
+
+Each case is shaped after corpus documents (named in the test): deprecated operations are
+still operations; webhook registrations are CRUD on a webhook entity.
+"""
+
+from __future__ import annotations
+
+from envfactory.explore import explore, plan_operation
+
+from .conftest import body, ok, openapi, path_param, ref
+
+HOOK = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "address": {"type": "string"},
+        "event_types": {"type": "array", "items": {"type": "string"}},
+        "enabled": {"type": "boolean"},
+    },
+}
+SUB = {
+    "type": "object",
+    "properties": {"id": {"type": "string"}, "plan": {"type": "string"}, "status": {"type": "string"}},
+}
+
+
+def _crud(base: str, schema: str, key: str, *, deprecated: bool = False) -> dict:
+    item = {
+        "parameters": [path_param(key)],
+        "get": {"summary": f"Get {schema}", "responses": ok(ref(schema))},
+        "delete": {"summary": f"Delete {schema}", "responses": ok(ref(schema))},
+        "put": {
+            "summary": f"Update {schema}",
+            "requestBody": body(ref(schema)),
+            "responses": ok(ref(schema)),
+        },
+    }
+    coll = {
+        "get": {"summary": f"List {schema}", "responses": ok({"type": "array", "items": ref(schema)})},
+        "post": {
+            "summary": f"Create {schema}",
+            "requestBody": body(ref(schema)),
+            "responses": ok(ref(schema)),
+        },
+    }
+    if deprecated:
+        for op in [*item.values(), *coll.values()]:
+            if isinstance(op, dict) and "responses" in op:
+                op["deprecated"] = True
+    return {base: coll, f"{base}/{{{key}}}": item}
+
+
+def test_deprecated_operations_are_planned_like_any_other():
+    # Spotify, Square v1, Resend /audiences: deprecated yet documented and callable
+    doc = openapi(_crud("/audiences", "Audience", "id", deprecated=True), {"Audience": HOOK})
+    plans = [plan_operation(op) for op in doc.operations]
+    assert all(p.reason is None for p in plans), [p.reason for p in plans]
+    assert sorted(p.kind for p in plans) == ["create", "delete", "get", "list", "update"]
+    tools = {t.name for e in explore(doc, domain="d").envs for t in e.tools}
+    assert {"list_audiences", "create_audience", "get_audience", "delete_audience"} <= tools
+
+
+def test_webhook_registration_is_crud_on_a_webhook_entity():
+    # Box / Resend / Asana /webhooks; Square /v2/webhooks/subscriptions next to /v2/subscriptions
+    paths = {
+        **_crud("/webhooks", "Webhook", "webhook_id"),
+        **_crud("/v2/webhooks/subscriptions", "WebhookSubscription", "subscription_id"),
+        **_crud("/v2/subscriptions", "Subscription", "subscription_id"),
+    }
+    doc = openapi(paths, {"Webhook": HOOK, "WebhookSubscription": HOOK, "Subscription": SUB})
+    plans = {op.key: plan_operation(op) for op in doc.operations}
+    assert all(p.reason is None for p in plans.values()), {k: p.reason for k, p in plans.items() if p.reason}
+    assert plans["POST /webhooks"].entity == "webhook"
+    assert plans["GET /v2/webhooks/subscriptions/{subscription_id}"].entity == "webhook_subscription"
+    assert plans["GET /v2/subscriptions/{subscription_id}"].entity == "subscription"
+    envs = explore(doc, domain="d").envs
+    ents = {e.name: e for s in envs for e in s.entities}
+    assert {f.name for f in ents["webhook_subscription"].fields} >= {"address", "event_types"}
+    assert "address" not in {f.name for f in ents["subscription"].fields}  # not one merged entity
+
+
+def test_action_body_properties_are_kept_as_fields_the_action_writes():
+    # PayPal billing subscriptions: POST /subscriptions/{id}/suspend|cancel {reason}, /capture {note, amount}
+    sub = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "status": {"type": "string", "enum": ["ACTIVE", "SUSPENDED", "CANCELLED"]},
+        },
+    }
+    reason = {"type": "object", "required": ["reason"], "properties": {"reason": {"type": "string"}}}
+    capture = {
+        "type": "object",
+        "properties": {"note": {"type": "string"}, "capture_type": {"type": "string"}, "expand": {}},
+    }
+    paths = {
+        **_crud("/subscriptions", "Subscription", "id"),
+        "/subscriptions/{id}/suspend": {
+            "post": {"parameters": [path_param("id")], "requestBody": body(reason), "responses": ok(sub)}
+        },
+        "/subscriptions/{id}/capture": {
+            "post": {"parameters": [path_param("id")], "requestBody": body(capture), "responses": ok(sub)}
+        },
+    }
+    res = explore(openapi(paths, {"Subscription": sub}), domain="d")
+    tools = {t.name: t for e in res.envs for t in e.tools}
+    suspend = tools["suspend_subscription"]
+    assert [(p.name, p.required) for p in suspend.params if not p.key] == [("reason", True)]
+    assert {(e.field, e.param) for e in suspend.effects} >= {("suspension_reason", "reason")}
+    capture_tool = next(t for n, t in tools.items() if n.startswith("capture"))
+    assert {p.name for p in capture_tool.params} >= {"note", "capture_type"}
+    assert "expand" not in {p.name for p in capture_tool.params}  # a control, not state
+    fields = {
+        f.name for e in res.envs for ent in e.entities if ent.name == "subscription" for f in ent.fields
+    }
+    assert {"suspension_reason", "capture_note", "capture_type"} <= fields
+
+
+def test_a_body_property_repeating_the_path_key_agrees_with_the_required_path_parameter():
+    # Google Calendar PUT /calendars/{calendarId} {"id", "summary"}: the id the tool requires is the path's
+    from envfactory.explore import build_fidelity
+
+    cal = {"type": "object", "properties": {"id": {"type": "string"}, "summary": {"type": "string"}}}
+    doc = openapi(_crud("/calendars", "Calendar", "calendarId"), {"Calendar": cal})
+    res = explore(doc, domain="d")
+    fid = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).totals
+    assert fid.body_kept == fid.body_documented
+    assert fid.required_agree == fid.required_checked, fid.disagreements
