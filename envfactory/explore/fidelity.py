@@ -12,7 +12,8 @@ is counted as invented.
 What "documented body property" means is read from the document alone, never from the
 explorer: the top-level properties of the JSON request body (or the Swagger form fields),
 after unwrapping a one-property wrapper object (``{"transaction": {...}}``) and JSON:API
-``data.attributes``; properties the document marks ``readOnly`` are not request fields. A body
+``data.attributes``; properties the document marks ``readOnly`` are not request fields; a bulk
+body (an array of objects, or ``{"data": [...]}``) documents the properties of its items. A body
 property that repeats a path parameter (``PUT /calendars/{calendarId}`` with a body ``id``) is
 kept by the tool's path parameter, and its required flag is the path's (required).
 """
@@ -27,6 +28,7 @@ from typing import Any
 from ..ingest import ApiDoc, Operation
 from ..spec import EnvSpec, ToolSpec
 from .naming import singular, snake
+from .shapes import bulk_items
 
 __all__ = [
     "FIDELITY_COUNTS",
@@ -182,7 +184,8 @@ def _props(schema: Any, depth: int = 0) -> tuple[dict[str, Any], set[str]]:
 
 def documented_body(op: Operation) -> tuple[dict[str, dict], set[str]]:
     """The documented request-body properties of ``op`` (name -> schema) and the required ones."""
-    props, req = _props(op.request_body)
+    items = bulk_items(op.request_body)  # PUT /customers [{...}]: each item documents the row's properties
+    props, req = _props(items if items is not None else op.request_body)
     if not props:
         params = [p for p in op.parameters if p.location == "body"]
         props = {p.name: dict(p.schema_ or {}) for p in params}

@@ -17,7 +17,16 @@ from dataclasses import dataclass, field
 from ..ingest import Operation
 from .actions import ActionRule, action_rule
 from .naming import entity_name, snake
-from .shapes import RPC_VERBS, VERB_PATH_HEADS, answers_list, id_param, is_singleton_read, summary_verb
+from .shapes import (
+    RPC_VERBS,
+    VERB_PATH_HEADS,
+    answers_list,
+    bulk_ids_param,
+    bulk_item_key,
+    id_param,
+    is_singleton_read,
+    summary_verb,
+)
 
 __all__ = ["OpPlan", "plan_operation", "PAGING_PARAMS", "SEARCH_WORDS"]
 
@@ -221,6 +230,9 @@ class OpPlan:
     word: str | None = None  # the path's last word on an item (``declare_lost`` in /loans/{id}/declare-lost)
     item: tuple[str, str] | None = (
         None  # (entity, key param) of ``POST /x/{x_id}/word`` read as a create of ``word``
+    )
+    bulk: bool = (
+        False  # a bulk write (``PUT /customers [...]``, ``DELETE /customers?id:in=``), one row per call
     )
 
     @property
@@ -540,14 +552,17 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
             plan.word, plan.item = word, (entity_name(segs[-3][1]), prev[1])
     elif m in ("put", "patch"):
         key = id_param(op, plan.entity)
+        bulk = bulk_item_key(op, plan.entity) if key is None else None
         if key is not None:  # PUT /api/Task {"TaskID": ...}
             plan.kind, plan.key_param = "update", key
+        elif bulk is not None:  # PUT /customers [{"id": 1, ...}]: a bulk update, one row per call
+            plan.kind, plan.key_param, plan.bulk = "update", bulk, True
         else:
             plan.reason = f"{m.upper()} on a collection with no id of one row (a bulk or singleton update)"
     else:
-        key = id_param(op, plan.entity)
-        if key is not None:  # DELETE /api/Task?TaskID=
-            plan.kind, plan.key_param = "delete", key
+        key = id_param(op, plan.entity) or bulk_ids_param(op, plan.entity)
+        if key is not None:  # DELETE /api/Task?TaskID=, DELETE /customers?id:in=4,5,6 (one id per call)
+            plan.kind, plan.key_param, plan.bulk = "delete", key, key != id_param(op, plan.entity)
         else:
             plan.reason = "DELETE on a collection with no id of one row (a bulk delete)"
     return plan

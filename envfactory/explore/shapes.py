@@ -29,6 +29,9 @@ __all__ = [
     "RPC_VERBS",
     "is_singleton_read",
     "SINGLETON_WORDS",
+    "bulk_items",
+    "bulk_item_key",
+    "bulk_ids_param",
 ]
 
 _SEARCH_HEADS = ("search", "list", "find", "query", "filter", "lookup", "look_up", "browse")
@@ -228,3 +231,40 @@ def is_singleton_read(op: Operation, word: str) -> bool:
     if any(p.location == "query" and snake(p.name) in PAGING_PARAMS for p in op.parameters):
         return False
     return word in SINGLETON_WORDS or not word.endswith("s")
+
+
+def bulk_items(body: Any) -> dict[str, Any] | None:
+    """The item schema of a bulk write body: an array of objects, or one wrapper holding one
+    (``{"data": [...]}``); None for any other body."""
+    for _ in range(2):
+        if not isinstance(body, dict):
+            return None
+        if _is_array(body):
+            items = body.get("items")
+            return items if isinstance(items, dict) and _top_props(items) else None
+        props = _top_props(body)
+        if len(props) != 1:
+            return None
+        body = next(iter(props.values()))
+    return None
+
+
+def bulk_item_key(op: Operation, entity: str) -> str | None:
+    """``PUT /customers [{"id": 1, ...}]``: the id property of a bulk update's items, None if none."""
+    items = bulk_items(op.request_body)
+    if items is None:
+        return None
+    want = {"id", "uuid", "gid", f"{entity}_id", f"{entity}id"}
+    return next((k for k in _top_props(items) if snake(k) in want), None)
+
+
+def bulk_ids_param(op: Operation, entity: str) -> str | None:
+    """``DELETE /customers?id:in=4,5,6`` / ``?ids=``: the query parameter listing the rows' ids."""
+    want = {"id_in", "ids", f"{entity}_ids", f"{entity}_id_in", "id"}
+    for p in op.parameters:
+        if (
+            p.location == "query"
+            and re.sub(r"_+", "_", snake(re.sub(r"[:\[\]]", "_", p.name))).strip("_") in want
+        ):
+            return p.name
+    return None

@@ -205,8 +205,9 @@ def _key_param(plan: OpPlan, ent: EntityDraft) -> ParamDraft:
         required=True,
         key=True,
         description=param_desc(
-            next((p for p in plan.op.parameters if p.name == plan.key_param), None),
-            f"Id of the {human(ent.name)}.",
+            None if plan.bulk else next((p for p in plan.op.parameters if p.name == plan.key_param), None),
+            f"Id of the {human(ent.name)}"
+            + (" (the API's bulk endpoint, one row per call)." if plan.bulk else "."),
         ),
     )
 

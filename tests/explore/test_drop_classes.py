@@ -127,3 +127,45 @@ def test_a_body_property_repeating_the_path_key_agrees_with_the_required_path_pa
     fid = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).totals
     assert fid.body_kept == fid.body_documented
     assert fid.required_agree == fid.required_checked, fid.disagreements
+
+
+def test_bulk_writes_on_a_collection_are_one_row_updates_and_deletes():
+    # BigCommerce v3 /customers has no item path: PUT [{"id", ...}] and DELETE ?id:in=4,5,6 only;
+    # Zoho PUT /crm/v8/Notes {"data": [{"id", ...}]}
+    cust = {
+        "type": "object",
+        "required": ["id"],
+        "properties": {"id": {"type": "integer"}, "email": {"type": "string"}, "notes": {"type": "string"}},
+    }
+    ids = {"name": "id:in", "in": "query", "schema": {"type": "array", "items": {"type": "integer"}}}
+    note = {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}}}
+    paths = {
+        "/customers": {
+            "get": {
+                "responses": ok({"type": "object", "properties": {"data": {"type": "array", "items": cust}}})
+            },
+            "post": {"requestBody": body({"type": "array", "items": cust}), "responses": ok(cust)},
+            "put": {"requestBody": body({"type": "array", "items": cust}), "responses": ok(cust)},
+            "delete": {"parameters": [ids], "responses": {"204": {"description": "deleted"}}},
+        },
+        "/notes": {
+            "get": {"responses": ok({"type": "array", "items": note})},
+            "put": {
+                "requestBody": body(
+                    {"type": "object", "properties": {"data": {"type": "array", "items": note}}}
+                ),
+                "responses": ok(note),
+            },
+        },
+    }
+    doc = openapi(paths)
+    plans = {op.key: plan_operation(op) for op in doc.operations}
+    assert (plans["PUT /customers"].kind, plans["PUT /customers"].key_param) == ("update", "id")
+    assert (plans["DELETE /customers"].kind, plans["DELETE /customers"].key_param) == ("delete", "id:in")
+    assert (plans["PUT /notes"].kind, plans["PUT /notes"].key_param) == ("update", "id")
+    tools = {t.source: t for e in explore(doc, domain="d").envs for t in e.tools}
+    update = tools["PUT /customers"]
+    assert {p.name for p in update.params} == {"customer_id", "email", "notes"}
+    assert update.key_param is not None and update.key_param.field == "id"
+    assert tools["DELETE /customers"].kind.value == "delete"
+    assert {p.name for p in tools["PUT /notes"].params if not p.key} == {"title"}
