@@ -398,7 +398,7 @@ def plan_operation(op: Operation) -> OpPlan:
         plan.qualifier = word
         return plan
     if rule is not None and m in ("post", "put", "patch"):
-        return _plan_body_action(plan, prev, word, rule)
+        return _plan_body_action(plan, segs, word, rule)
     if (
         word in RPC_VERBS
         and prev is not None
@@ -455,10 +455,22 @@ def _plan_item_action(plan: OpPlan, segs: list[tuple[str, str]], word: str, rule
     return plan
 
 
-def _plan_body_action(plan: OpPlan, prev: tuple[str, str] | None, word: str, rule: ActionRule) -> OpPlan:
-    """``POST /transfer/cancel {"transfer_id": ...}``: an action on the row the body names."""
+def _plan_body_action(plan: OpPlan, segs: list[tuple[str, str]], word: str, rule: ActionRule) -> OpPlan:
+    """``POST /transfer/cancel {"transfer_id": ...}``: an action on the row the body names;
+    ``POST /orders/{order_id}/payment_actions/capture``: on the item above the action group."""
+    prev = segs[-2] if len(segs) >= 2 else None
     target = entity_name(prev[1]) if prev is not None and prev[0] == "s" else None
     key = id_param(plan.op, target) if target else None
+    if not key and len(segs) >= 4 and [k for k, _ in segs[-4:-1]] == ["s", "p", "s"]:
+        plan.entity, plan.key_param, plan.kind, plan.verb, plan.word = (
+            entity_name(segs[-4][1]),
+            segs[-3][1],
+            "action",
+            rule.verb,
+            word,
+        )
+        plan.parents = [x for x in plan.parents if x[0] != segs[-3][1]]
+        return plan
     if target and key:
         plan.entity, plan.key_param, plan.kind, plan.verb, plan.word = (
             target,

@@ -169,3 +169,25 @@ def test_bulk_writes_on_a_collection_are_one_row_updates_and_deletes():
     assert update.key_param is not None and update.key_param.field == "id"
     assert tools["DELETE /customers"].kind.value == "delete"
     assert {p.name for p in tools["PUT /notes"].params if not p.key} == {"title"}
+
+
+def test_an_action_under_an_item_group_acts_on_the_item():
+    # BigCommerce POST /orders/{order_id}/payment_actions/capture | /void
+    order = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "status": {"type": "string", "enum": ["pending", "captured"]},
+        },
+    }
+    paths = {
+        **_crud("/orders", "Order", "order_id"),
+        "/orders/{order_id}/payment_actions/capture": {
+            "post": {"parameters": [path_param("order_id")], "responses": ok(order)}
+        },
+    }
+    doc = openapi(paths, {"Order": order})
+    plan = plan_operation(next(op for op in doc.operations if op.path.endswith("/capture")))
+    assert (plan.kind, plan.entity, plan.key_param, plan.verb) == ("action", "order", "order_id", "capture")
+    tools = {t.source: t for e in explore(doc, domain="d").envs for t in e.tools}
+    assert tools["POST /orders/{order_id}/payment_actions/capture"].name == "capture_order"
