@@ -293,6 +293,8 @@ def _noise(op: Operation) -> str | None:
             if key.startswith("health") or key in ("ping", "readyz", "livez", "heartbeat", "status"):
                 if op.method != "get" or "{" in op.path:
                     continue  # /health/records/{id}: a resource named health, not a probe
+            if key in ("session", "sessions") and not _signs_in(op):
+                continue  # Adyen POST /sessions {amount, merchantAccount}: a payment session, a resource
             return _NOISE_FIRST[key]
     body = op.request_body or {}
     props = body.get("properties") if isinstance(body, dict) else None
@@ -306,6 +308,24 @@ def _noise(op: Operation) -> str | None:
     if resp is not None and isinstance(resp.schema_, dict) and resp.schema_.get("format") == "binary":
         return "binary download"
     return None
+
+
+_CREDENTIALS = {"password", "username", "user_name", "login", "grant_type", "client_secret", "refresh_token"}
+_TOKENS = {"token", "access_token", "refresh_token", "session_token", "jwt", "id_token", "auth_token"}
+
+
+def _signs_in(op: Operation) -> bool:
+    """A session endpoint that signs in or out: credentials in, a token out, or no documented body at all."""
+    body = op.request_body if isinstance(op.request_body, dict) else {}
+    sent = {snake(k) for k in (body.get("properties") or {})} | {
+        snake(p.name) for p in op.parameters if p.location in ("body", "query")
+    }
+    resp = op.success_response()
+    schema = resp.schema_ if resp is not None and isinstance(resp.schema_, dict) else {}
+    got = {snake(k) for k in (schema.get("properties") or {})}
+    if sent & _CREDENTIALS or got & _TOKENS:
+        return True
+    return not sent and not got
 
 
 def _parents(segs: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -191,3 +191,21 @@ def test_an_action_under_an_item_group_acts_on_the_item():
     assert (plan.kind, plan.entity, plan.key_param, plan.verb) == ("action", "order", "order_id", "capture")
     tools = {t.source: t for e in explore(doc, domain="d").envs for t in e.tools}
     assert tools["POST /orders/{order_id}/payment_actions/capture"].name == "capture_order"
+
+
+def test_a_payment_session_is_a_resource_and_a_sign_in_session_is_not():
+    # Adyen POST /sessions {amount, merchantAccount, returnUrl} -> a checkout session; a login is still excluded
+    checkout = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "amount": {"type": "integer"},
+            "returnUrl": {"type": "string"},
+        },
+    }
+    login = {"type": "object", "properties": {"username": {"type": "string"}, "password": {"type": "string"}}}
+    token = {"type": "object", "properties": {"access_token": {"type": "string"}}}
+    pay = openapi({"/sessions": {"post": {"requestBody": body(checkout), "responses": ok(checkout)}}})
+    auth = openapi({"/sessions": {"post": {"requestBody": body(login), "responses": ok(token)}}})
+    assert plan_operation(pay.operations[0]).kind == "create"
+    assert "authentication" in (plan_operation(auth.operations[0]).reason or "")
