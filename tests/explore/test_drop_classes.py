@@ -122,11 +122,12 @@ def test_a_body_property_repeating_the_path_key_agrees_with_the_required_path_pa
     from envfactory.explore import build_fidelity
 
     cal = {"type": "object", "properties": {"id": {"type": "string"}, "summary": {"type": "string"}}}
-    doc = openapi(_crud("/calendars", "Calendar", "calendarId"), {"Calendar": cal})
-    res = explore(doc, domain="d")
-    fid = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).totals
-    assert fid.body_kept == fid.body_documented
-    assert fid.required_agree == fid.required_checked, fid.disagreements
+    for key in ("calendarId", "id"):  # Traccar PUT /calendars/{id}: the tool names its key calendar_id
+        doc = openapi(_crud("/calendars", "Calendar", key), {"Calendar": cal})
+        res = explore(doc, domain="d")
+        fid = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).totals
+        assert fid.body_kept == fid.body_documented
+        assert fid.required_agree == fid.required_checked, fid.disagreements
 
 
 def test_bulk_writes_on_a_collection_are_one_row_updates_and_deletes():
