@@ -25,6 +25,8 @@ from .shapes import (
     bulk_item_key,
     id_param,
     is_singleton_read,
+    overwrites,
+    signs_in,
     summary_verb,
 )
 
@@ -293,7 +295,7 @@ def _noise(op: Operation) -> str | None:
             if key.startswith("health") or key in ("ping", "readyz", "livez", "heartbeat", "status"):
                 if op.method != "get" or "{" in op.path:
                     continue  # /health/records/{id}: a resource named health, not a probe
-            if key in ("session", "sessions") and not _signs_in(op):
+            if key in ("session", "sessions") and not signs_in(op):
                 continue  # Adyen POST /sessions {amount, merchantAccount}: a payment session, a resource
             return _NOISE_FIRST[key]
     body = op.request_body or {}
@@ -308,24 +310,6 @@ def _noise(op: Operation) -> str | None:
     if resp is not None and isinstance(resp.schema_, dict) and resp.schema_.get("format") == "binary":
         return "binary download"
     return None
-
-
-_CREDENTIALS = {"password", "username", "user_name", "login", "grant_type", "client_secret", "refresh_token"}
-_TOKENS = {"token", "access_token", "refresh_token", "session_token", "jwt", "id_token", "auth_token"}
-
-
-def _signs_in(op: Operation) -> bool:
-    """A session endpoint that signs in or out: credentials in, a token out, or no documented body at all."""
-    body = op.request_body if isinstance(op.request_body, dict) else {}
-    sent = {snake(k) for k in (body.get("properties") or {})} | {
-        snake(p.name) for p in op.parameters if p.location in ("body", "query")
-    }
-    resp = op.success_response()
-    schema = resp.schema_ if resp is not None and isinstance(resp.schema_, dict) else {}
-    got = {snake(k) for k in (schema.get("properties") or {})}
-    if sent & _CREDENTIALS or got & _TOKENS:
-        return True
-    return not sent and not got
 
 
 def _parents(segs: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -584,7 +568,7 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
             plan.word, plan.item = word, (entity_name(segs[-3][1]), prev[1])
     elif m in ("put", "patch"):
         key = id_param(op, plan.entity)
-        bulk = bulk_item_key(op, plan.entity) if key is None else None
+        bulk = bulk_item_key(op, plan.entity) if key is None and not overwrites(op, segs) else None
         if key is not None:  # PUT /api/Task {"TaskID": ...}
             plan.kind, plan.key_param = "update", key
         elif bulk is not None:  # PUT /customers [{"id": 1, ...}]: a bulk update, one row per call
@@ -592,7 +576,7 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         else:
             plan.reason = f"{m.upper()} on a collection with no id of one row (a bulk or singleton update)"
     else:
-        key = id_param(op, plan.entity) or bulk_ids_param(op, plan.entity)
+        key = id_param(op, plan.entity) or (None if overwrites(op, segs) else bulk_ids_param(op, plan.entity))
         if key is not None:  # DELETE /api/Task?TaskID=, DELETE /customers?id:in=4,5,6 (one id per call)
             plan.kind, plan.key_param, plan.bulk = "delete", key, key != id_param(op, plan.entity)
         else:

@@ -32,6 +32,8 @@ __all__ = [
     "bulk_items",
     "bulk_item_key",
     "bulk_ids_param",
+    "signs_in",
+    "overwrites",
 ]
 
 _SEARCH_HEADS = ("search", "list", "find", "query", "filter", "lookup", "look_up", "browse")
@@ -268,3 +270,30 @@ def bulk_ids_param(op: Operation, entity: str) -> str | None:
         ):
             return p.name
     return None
+
+
+_CREDENTIALS = {"password", "username", "user_name", "login", "grant_type", "client_secret", "refresh_token"}
+_TOKENS = {"token", "access_token", "refresh_token", "session_token", "jwt", "id_token", "auth_token"}
+
+
+def signs_in(op: Operation) -> bool:
+    """A session endpoint that signs in or out: credentials in, a token out, or no documented body at all."""
+    body = op.request_body if isinstance(op.request_body, dict) else {}
+    sent = {snake(k) for k in (body.get("properties") or {})} | {
+        snake(p.name) for p in op.parameters if p.location in ("body", "query")
+    }
+    resp = op.success_response()
+    schema = resp.schema_ if resp is not None and isinstance(resp.schema_, dict) else {}
+    got = {snake(k) for k in (schema.get("properties") or {})}
+    if sent & _CREDENTIALS or got & _TOKENS:
+        return True
+    return not sent and not got
+
+
+def overwrites(op: Operation, segs: list[tuple[str, str]]) -> bool:
+    """Not a bulk write of rows: a library of the caller (``DELETE /me/tracks?ids=`` unsaves tracks,
+    it deletes none) or a replace-all (``PUT /commands`` "Bulk overwrite ...")."""
+    text = f"{op.summary} {op.operation_id or ''}".lower()
+    return any(k == "s" and snake(w) in SINGLETON_WORDS for k, w in segs[:-1]) or any(
+        w in text for w in ("overwrite", "replace all", "replaces all")
+    )

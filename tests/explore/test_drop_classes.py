@@ -210,3 +210,24 @@ def test_a_payment_session_is_a_resource_and_a_sign_in_session_is_not():
     auth = openapi({"/sessions": {"post": {"requestBody": body(login), "responses": ok(token)}}})
     assert plan_operation(pay.operations[0]).kind == "create"
     assert "authentication" in (plan_operation(auth.operations[0]).reason or "")
+
+
+def test_library_removals_and_overwrites_are_not_bulk_row_writes():
+    # Spotify DELETE /me/tracks?ids= unsaves tracks (deletes none); Discord PUT .../commands "Bulk overwrite"
+    ids = {"name": "ids", "in": "query", "schema": {"type": "string"}}
+    cmd = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
+    doc = openapi(
+        {
+            "/me/tracks": {"delete": {"parameters": [ids], "responses": {"200": {"description": "ok"}}}},
+            "/commands": {
+                "put": {
+                    "summary": "Bulk overwrite global application commands",
+                    "requestBody": body({"type": "array", "items": cmd}),
+                    "responses": ok({"type": "array", "items": cmd}),
+                }
+            },
+        }
+    )
+    plans = [plan_operation(op) for op in doc.operations]
+    assert [p.kind for p in plans] == [None, None]
+    assert all("no id of one row" in (p.reason or "") for p in plans)
