@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -32,6 +31,7 @@ from typing import Any
 from ..runtime import Environment
 from ..spec import (
     PERSON_ROLES,
+    ROLE_SHAPES,
     STATUS_WORDS,
     TIME_ROLES,
     ConstraintSpec,
@@ -40,7 +40,9 @@ from ..spec import (
     FieldSpec,
     FieldType,
     ToolKind,
+    is_time_of_day,
     labels_for,
+    parse_when,
     realistic_range,
     titles_for,
 )
@@ -57,23 +59,6 @@ __all__ = [
 
 CHECKS = ("constraint", "non_date", "status_word", "id_word", "shape", "person_name", "lorem", "empty")
 _MAX_EXAMPLES = 3
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
-_TIME = re.compile(r"^\d{2}:\d{2}(:\d{2})?$")
-_SHAPES: dict[FieldRole, re.Pattern[str]] = {
-    FieldRole.email: re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$"),
-    FieldRole.url: re.compile(r"^(https?|ftp)://[^\s]+$|^/[^\s]*$"),
-    FieldRole.phone: re.compile(r"^\+?[\d\s().\-x]{7,}$"),
-    FieldRole.country_code: re.compile(r"^[A-Z]{2}$"),
-    FieldRole.currency: re.compile(r"^[A-Z]{3}$"),
-    FieldRole.airport_code: re.compile(r"^[A-Z]{3}$"),
-    FieldRole.money: re.compile(r"^-?\d+(\.\d+)?$"),
-    FieldRole.quantity: re.compile(r"^-?\d+(\.\d+)?$"),
-    FieldRole.percentage: re.compile(r"^-?\d+(\.\d+)?%?$"),
-    FieldRole.duration: re.compile(
-        r"^P(\d+[YMWD])*(T(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$|^\d+(:\d{2}){1,2}$|^\d+$"
-    ),
-}
 
 
 @lru_cache(maxsize=1)
@@ -107,22 +92,7 @@ def is_lorem_word(value: Any) -> bool:
     return isinstance(value, str) and " " not in value.strip() and value.strip().lower() in _names()[2]
 
 
-def _when(v: Any) -> dt.datetime | None:
-    if not isinstance(v, str):
-        return None
-    s = v.strip()
-    if _DATE.match(s):
-        try:
-            return dt.datetime.fromisoformat(s)
-        except ValueError:
-            return None
-    if _DATETIME.match(s):
-        try:
-            d = dt.datetime.fromisoformat(s.replace("Z", "+00:00").replace(" ", "T"))
-        except ValueError:
-            return None
-        return d.replace(tzinfo=None)
-    return None
+_when = parse_when
 
 
 @dataclass
@@ -232,7 +202,7 @@ class _FieldPlan:
             and f.ref is None
         )
         self.shape = (
-            _SHAPES.get(role) if (role is not None and t == FieldType.string and not f.enum) else None
+            ROLE_SHAPES.get(role) if (role is not None and t == FieldType.string and not f.enum) else None
         )
         text_like = (
             t == FieldType.string
@@ -284,7 +254,7 @@ def _check_value(p: _FieldPlan, v: Any, key: str, out: dict[str, AuditCheck]) ->
         return
     if p.time:
         if p.role == FieldRole.time:
-            ok = isinstance(v, str) and bool(_TIME.match(v.strip()) or _when(v))
+            ok = is_time_of_day(v)
         else:
             ok = _when(v) is not None
         out["non_date"].add(ok, p.where, f"{key} = {_short(v)}")
