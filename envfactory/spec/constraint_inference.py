@@ -47,11 +47,13 @@ _PAST_STAMP = re.compile(
     r"issued|voided|captured|authorized|requested|started|finished|ordered|placed|purchased|reviewed|"
     r"acknowledged|booked|reserved|redeemed|settled|expired|first_seen|last_sign_in|last_signed_in)(_at|_on|_date|_time|_timestamp)?$"
 )
+# The time a row's status is about (a visit that is completed happened). Not a due date: a todo is
+# completed before it is due, and one still open after it is overdue.
 _PRINCIPAL_TIME = re.compile(
     r"^(start_time|start_at|starts_at|start_date|start|scheduled_at|scheduled_for|scheduled_time|scheduled_date|"
     r"appointment_time|appointment_date|date|datetime|departure_time|departure_at|departure_date|departure|"
     r"check_in|check_in_date|checkin_date|pickup_time|pickup_at|pickup_date|event_date|event_time|"
-    r"due_date|due_at|due_on|delivery_date|session_date|visit_date|reservation_time|reservation_date)$"
+    r"delivery_date|session_date|visit_date|reservation_time|reservation_date)$"
 )
 
 
