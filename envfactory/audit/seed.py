@@ -88,8 +88,11 @@ def looks_like_person(value: Any) -> bool:
 
 
 def is_lorem_word(value: Any) -> bool:
-    """True for a single placeholder word of Faker's lorem list ('threat', 'happy')."""
-    return isinstance(value, str) and " " not in value.strip() and value.strip().lower() in _names()[2]
+    """True for a single placeholder word of Faker's lorem list ('threat', 'happy'); a code in
+    capitals ('HE', 'ON') is not one."""
+    if not isinstance(value, str) or " " in value.strip() or value.strip().isupper():
+        return False
+    return value.strip().lower() in _names()[2]
 
 
 _when = parse_when
