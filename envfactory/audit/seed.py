@@ -40,6 +40,7 @@ from ..spec import (
     FieldSpec,
     FieldType,
     ToolKind,
+    gap_hours,
     is_time_of_day,
     labels_for,
     parse_when,
@@ -287,19 +288,14 @@ def _check_value(p: _FieldPlan, v: Any, key: str, out: dict[str, AuditCheck]) ->
         out["lorem"].add(not (is_lorem_word(v) or one_word), p.where, f"{key} = {_short(v)}")
 
 
-def _hours(a: dt.datetime, b: dt.datetime) -> float:
-    return (b - a).total_seconds() / 3600.0
-
-
 def _check_constraint(
     ent: EntitySpec, c: ConstraintSpec, row: dict[str, Any], clock: dt.datetime, key: str, out: AuditCheck
 ) -> None:
     where = f"{ent.name}:{c.kind}({','.join(c.fields)})"
     if c.kind == "order":
-        a, b = _when(row.get(c.fields[0])), _when(row.get(c.fields[1]))
-        if a is None or b is None:
+        gap = gap_hours(row.get(c.fields[0]), row.get(c.fields[1]))
+        if gap is None:
             return
-        gap = _hours(a, b)
         ok = gap >= (c.min or 0.0) - 1e-9 and (c.max is None or gap <= c.max + 1e-9)
         out.add(ok, where, f"{key} {c.fields[0]}={row[c.fields[0]]} {c.fields[1]}={row[c.fields[1]]}")
     elif c.kind == "clock":

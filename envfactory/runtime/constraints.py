@@ -25,6 +25,7 @@ from ..spec import (
     EntitySpec,
     FieldRole,
     FieldType,
+    gap_hours,
     parse_when,
     realistic_range,
 )
@@ -260,10 +261,9 @@ def constraint_problem(c: ConstraintSpec, row: dict[str, Any], clock: dt.datetim
         return None
     now = clock.isoformat(timespec="seconds")
     if c.kind == "order":
-        b = parse_when(row.get(f[1]))
-        if b is None:
+        gap = gap_hours(row.get(f[0]), row.get(f[1]))
+        if gap is None:
             return None
-        gap = (b - a).total_seconds() / 3600.0
         lo, hi = c.min or 0.0, c.max
         if gap < lo - 1e-9:
             least = "not before" if lo == 0 else f"at least {_span(lo)} after"

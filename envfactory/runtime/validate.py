@@ -326,6 +326,7 @@ class WriteGuard:
         self.field_params = [(p.name, p.field) for p in tool.params if p.field and not p.key]
         self.values = {f.name: chk for f in ent.fields if (chk := _value_check(ent, f)) is not None}
         self.cons = ent.effective_constraints()
+        self.past = {c.fields[0] for c in self.cons if c.kind == "clock" and c.relation == "past"}
 
     def problem(self, row: dict[str, Any], written: Iterable[str]) -> tuple[str | None, str, bool] | None:
         """(the field at fault, why, whether a value breaks its role) for the first thing ``row``
@@ -480,6 +481,8 @@ def fit_write(
             a_name, b_name = c.fields
             a, b = parse_when(after.get(a_name)), parse_when(after.get(b_name))
             lo, hi = c.min or 0.0, min(c.max if c.max is not None else 30 * 24.0, 30 * 24.0)
+            if a is not None and b_name in guard.past:  # a past stamp after its start: before the clock
+                hi = min(hi, (clock - a).total_seconds() / 3600.0)
             gap = dt.timedelta(hours=rng.uniform(lo, max(lo, hi)) if hi > lo else lo)
             if a is not None and b is not None and b_name in own:
                 put(b_name, _as_like(a + gap, after[b_name]))

@@ -31,7 +31,7 @@ from .model import (
     ToolSpec,
 )
 from .relations import entity_order
-from .role_values import ROLE_SHAPES, is_time_of_day, parse_when
+from .role_values import ROLE_SHAPES, gap_hours, is_time_of_day, parse_when
 from .roles import (
     PERSON_ROLES,
     STATUS_FUTURE,
@@ -111,6 +111,7 @@ __all__ = [
     "ROLE_SHAPES",
     "is_time_of_day",
     "parse_when",
+    "gap_hours",
     "Difficulty",
     "GoldStep",
     "Persona",

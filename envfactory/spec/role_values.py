@@ -11,7 +11,7 @@ from typing import Any
 
 from .role_vocab import FieldRole
 
-__all__ = ["ROLE_SHAPES", "parse_when", "is_time_of_day"]
+__all__ = ["ROLE_SHAPES", "parse_when", "is_time_of_day", "gap_hours"]
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
@@ -56,3 +56,15 @@ def parse_when(v: Any) -> dt.datetime | None:
 def is_time_of_day(v: Any) -> bool:
     """True for '15:00' or '15:00:30' (or a full date-time)."""
     return isinstance(v, str) and bool(_TIME.match(v.strip()) or parse_when(v))
+
+
+def gap_hours(earlier: Any, later: Any) -> float | None:
+    """Hours from ``earlier`` to ``later`` (ISO dates or date-times; None unless both are). A date
+    is a day: it is not before a moment of that day (``created_on`` 2026-06-01 after ``created_at``
+    2026-06-01T09:00), so a date-time before a date counts from its day's midnight."""
+    a, b = parse_when(earlier), parse_when(later)
+    if a is None or b is None:
+        return None
+    if isinstance(later, str) and len(later.strip()) == 10:
+        a = a.replace(hour=0, minute=0, second=0, microsecond=0)
+    return (b - a).total_seconds() / 3600.0

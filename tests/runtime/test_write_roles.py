@@ -239,3 +239,40 @@ def test_the_audit_finds_nothing_in_rows_random_valid_calls_wrote(env_dir, monke
     # the same calls on the runtime without the guard (and arguments as drawn) leave findings
     before = _random_calls_audit(env_dir, monkeypatch)
     assert sum(v.violations for k, v in before.after_calls.items() if k != "empty") > 0
+
+
+def test_a_date_stamped_on_the_day_of_a_date_time_is_not_before_it():
+    spec = {
+        "name": "notes",
+        "domain": "test",
+        "clock": CLOCK,
+        "entities": [
+            {
+                "name": "project",
+                "primary_key": "project_id",
+                "fields": [
+                    {"name": "project_id", "type": "string", "id_prefix": "PR"},
+                    {"name": "name", "type": "string"},
+                    {"name": "created_at", "type": "datetime", "nullable": True},
+                    {"name": "created_on", "type": "date", "nullable": True},
+                ],
+                "constraints": [{"kind": "order", "fields": ["created_at", "created_on"], "min": 0}],
+            }
+        ],
+        "tools": [
+            {
+                "name": "create_project",
+                "kind": "create",
+                "entity": "project",
+                "description": "Make a project.",
+                "params": [{"name": "name", "type": "string", "field": "name", "required": True}],
+                "effects": [{"field": "created_at", "now": True}, {"field": "created_on", "now": True}],
+            }
+        ],
+        "seed": {"entities": {"project": {"rows": 3}}},
+    }
+    parsed = parse_spec(spec)
+    env = Environment(parsed, build_template(parsed))
+    with env.new_session() as s:  # created_at 09:00 and created_on that day: a day holds its moments
+        out = s.call("create_project", {"name": "Kitchen remodel"})
+        assert (out["created_at"], out["created_on"]) == ("2026-06-01T09:00:00", "2026-06-01")
