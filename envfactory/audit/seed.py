@@ -272,7 +272,8 @@ def _check_value(p: _FieldPlan, v: Any, key: str, out: dict[str, AuditCheck]) ->
         out["status_word"].add(v.lower() in p.status_values, p.where, f"{key} = {_short(v)}")
         return
     if p.id_word:
-        out["id_word"].add(not (v.isalpha() and len(v) < 24), p.where, f"{key} = {_short(v)}")
+        word = v.isalpha() and len(v) < 24 and not v.isupper()  # 'GHB' is a code, 'lose' a word
+        out["id_word"].add(not word, p.where, f"{key} = {_short(v)}")
         return
     if p.shape is not None:
         out["shape"].add(

@@ -302,13 +302,13 @@ def _coerce(f: FieldSpec, v: Any) -> Any:
 
 def _pattern_breaks_role(ent: EntitySpec, f: FieldSpec, g: GeneratorSpec) -> bool:
     """A code pattern on a field whose role is no code: a date drawn as '####-##-##' ('5430-18-92'),
-    a status as '??' ('IB'), a non-key id as letters only ('PYD'). Its role's own generator is used instead."""
+    a status as '??' ('IB'), a non-key id as mixed-case letters only ('pYd'). Its role's own generator is used instead."""
     inner = g.inner if g.kind == "null_or" and g.inner is not None else g
     if inner.kind != "pattern" or f.type != FieldType.string or f.enum:
         return False
     role = ent.role_of(f)
     pat = inner.pattern or ""
-    letters_only = "#" not in pat and "{{" not in pat
+    letters_only = "#" not in pat and "{{" not in pat and inner.value != "upper"  # 'GHB': a documented code
     own_id = role == FieldRole.internal_id and f.name != ent.primary_key and f.ref is None
     return role in TIME_ROLES or role == FieldRole.status or (own_id and letters_only)
 

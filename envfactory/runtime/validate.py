@@ -306,7 +306,7 @@ def _value_check(ent: EntitySpec, f: FieldSpec) -> tuple[Callable[[Any], bool], 
         shown = ", ".join(sorted(str(x) for x in (f.examples or []))[:8]) or "active, pending, completed ..."
         return (lambda v: v.lower() in known), f"a status ({shown})"
     if role == FieldRole.internal_id and f.name != ent.primary_key and f.ref is None:
-        return (lambda v: not (v.isalpha() and len(v) < 24)), "an id, not a word"
+        return (lambda v: not (v.isalpha() and len(v) < 24 and not v.isupper())), "an id, not a word"
     shape = ROLE_SHAPES.get(role) if role is not None else None
     if shape is not None:
         word = role.value.replace("_", " ")  # type: ignore[union-attr]  # shape implies a role

@@ -246,6 +246,7 @@ def test_a_code_pattern_on_a_date_status_or_id_field_yields_to_the_role():
                 {"name": "activity_date", "type": "string"},
                 {"name": "status", "type": "string"},
                 {"name": "affiliate_id", "type": "string"},
+                {"name": "seller_id", "type": "string"},
                 {"name": "ticket_code", "type": "string"},
             ],
         }
@@ -260,6 +261,7 @@ def test_a_code_pattern_on_a_date_status_or_id_field_yields_to_the_role():
             },
             "status": {"kind": "pattern", "pattern": "??"},
             "affiliate_id": {"kind": "pattern", "pattern": "???"},
+            "seller_id": {"kind": "pattern", "pattern": "???", "value": "upper"},
             "ticket_code": {"kind": "pattern", "pattern": "??-###"},
         },
     }
@@ -268,5 +270,6 @@ def test_a_code_pattern_on_a_date_status_or_id_field_yields_to_the_role():
     found = audit_rows(parsed.entity("activity"), rows, dt.datetime.fromisoformat(CLOCK))
     assert {k: v.violations for k, v in found.items() if v.violations} == {}
     assert all(dt.date.fromisoformat(r["activity_date"]) for r in rows if r["activity_date"])
-    # a code keeps its documented pattern
+    # a code keeps its documented pattern, and so does an id documented as three capitals ('GHB')
+    assert all(len(r["seller_id"]) == 3 and r["seller_id"].isupper() for r in rows)
     assert all(len(r["ticket_code"]) == 6 and r["ticket_code"][2] == "-" for r in rows)
