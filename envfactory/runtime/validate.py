@@ -322,27 +322,29 @@ class WriteGuard:
         self.tool = tool.name
         self.clock = clock
         self.create = tool.kind == ToolKind.create
-        self.off = tool.kind not in (ToolKind.create, ToolKind.update, ToolKind.action)
         self.field_params = [(p.name, p.field) for p in tool.params if p.field and not p.key]
         self.values = {f.name: chk for f in ent.fields if (chk := _value_check(ent, f)) is not None}
+        self.value_names = sorted(self.values)
         self.cons = ent.effective_constraints()
+        self._cons = [(c, frozenset(c.fields), c.kind == "set_when") for c in self.cons]
         self.past = {c.fields[0] for c in self.cons if c.kind == "clock" and c.relation == "past"}
+        writes = tool.kind in (ToolKind.create, ToolKind.update, ToolKind.action)
+        self.off = not writes or not (self.values or self.cons)  # nothing to judge: no cost per call
 
     def problem(self, row: dict[str, Any], written: Iterable[str]) -> tuple[str | None, str, bool] | None:
         """(the field at fault, why, whether a value breaks its role) for the first thing ``row``
         would break; None when it keeps everything. ``written``: the fields this call sets (a
         create sets every field)."""
-        wrote = set(row) if self.create else set(written)
-        for name in sorted(wrote & set(self.values)):
-            v = row.get(name)
-            test, what = self.values[name]
-            if isinstance(v, str) and not test(v):
-                return name, f"{name} must be {what}, got {json.dumps(v)[:60]}", True
-        for c in self.cons:
-            if c.kind == "set_when" and c.fields[0] not in wrote:
-                continue  # a stamp the call leaves alone is not the call's fault
-            if wrote.isdisjoint(c.fields):
-                continue
+        wrote = row.keys() if self.create else set(written)
+        for name in self.value_names:
+            if name in wrote:
+                v = row.get(name)
+                test, what = self.values[name]
+                if isinstance(v, str) and not test(v):
+                    return name, f"{name} must be {what}, got {json.dumps(v)[:60]}", True
+        for c, names, stamp_only in self._cons:
+            if (c.fields[0] not in wrote) if stamp_only else names.isdisjoint(wrote):
+                continue  # untouched (a stamp the call leaves alone is not the call's fault)
             why = constraint_problem(c, row, self.clock)
             if why is not None:
                 return next((n for n in c.fields if n in wrote), None), why, False
@@ -353,12 +355,11 @@ class WriteGuard:
         ``own`` (naming the argument that set the field); ``row`` is the row as it will be stored."""
         if self.off:
             return
-        argmap = {f: p for p, f in self.field_params if p in a}
-        found = self.problem(row, [*argmap, *own])
+        found = self.problem(row, [*(f for p, f in self.field_params if p in a), *own])
         if found is None:
             return
         field, why, bad_value = found
-        arg = argmap.get(field) if field else None
+        arg = next((p for p, f in self.field_params if f == field and p in a), None) if field else None
         if arg is not None and bad_value:
             why = why.replace(f"{field} must", f"argument '{arg}' ({field}) must", 1)
         cls = ArgumentError if arg is not None and bad_value else ConstraintError
