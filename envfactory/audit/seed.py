@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -32,6 +31,7 @@ from typing import Any
 from ..runtime import Environment
 from ..spec import (
     PERSON_ROLES,
+    ROLE_SHAPES,
     STATUS_WORDS,
     TIME_ROLES,
     ConstraintSpec,
@@ -40,7 +40,10 @@ from ..spec import (
     FieldSpec,
     FieldType,
     ToolKind,
+    gap_hours,
+    is_time_of_day,
     labels_for,
+    parse_when,
     realistic_range,
     titles_for,
 )
@@ -57,23 +60,6 @@ __all__ = [
 
 CHECKS = ("constraint", "non_date", "status_word", "id_word", "shape", "person_name", "lorem", "empty")
 _MAX_EXAMPLES = 3
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
-_TIME = re.compile(r"^\d{2}:\d{2}(:\d{2})?$")
-_SHAPES: dict[FieldRole, re.Pattern[str]] = {
-    FieldRole.email: re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$"),
-    FieldRole.url: re.compile(r"^(https?|ftp)://[^\s]+$|^/[^\s]*$"),
-    FieldRole.phone: re.compile(r"^\+?[\d\s().\-x]{7,}$"),
-    FieldRole.country_code: re.compile(r"^[A-Z]{2}$"),
-    FieldRole.currency: re.compile(r"^[A-Z]{3}$"),
-    FieldRole.airport_code: re.compile(r"^[A-Z]{3}$"),
-    FieldRole.money: re.compile(r"^-?\d+(\.\d+)?$"),
-    FieldRole.quantity: re.compile(r"^-?\d+(\.\d+)?$"),
-    FieldRole.percentage: re.compile(r"^-?\d+(\.\d+)?%?$"),
-    FieldRole.duration: re.compile(
-        r"^P(\d+[YMWD])*(T(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$|^\d+(:\d{2}){1,2}$|^\d+$"
-    ),
-}
 
 
 @lru_cache(maxsize=1)
@@ -103,26 +89,14 @@ def looks_like_person(value: Any) -> bool:
 
 
 def is_lorem_word(value: Any) -> bool:
-    """True for a single placeholder word of Faker's lorem list ('threat', 'happy')."""
-    return isinstance(value, str) and " " not in value.strip() and value.strip().lower() in _names()[2]
+    """True for a single placeholder word of Faker's lorem list ('threat', 'happy'); a code in
+    capitals ('HE', 'ON') is not one."""
+    if not isinstance(value, str) or " " in value.strip() or value.strip().isupper():
+        return False
+    return value.strip().lower() in _names()[2]
 
 
-def _when(v: Any) -> dt.datetime | None:
-    if not isinstance(v, str):
-        return None
-    s = v.strip()
-    if _DATE.match(s):
-        try:
-            return dt.datetime.fromisoformat(s)
-        except ValueError:
-            return None
-    if _DATETIME.match(s):
-        try:
-            d = dt.datetime.fromisoformat(s.replace("Z", "+00:00").replace(" ", "T"))
-        except ValueError:
-            return None
-        return d.replace(tzinfo=None)
-    return None
+_when = parse_when
 
 
 @dataclass
@@ -232,7 +206,7 @@ class _FieldPlan:
             and f.ref is None
         )
         self.shape = (
-            _SHAPES.get(role) if (role is not None and t == FieldType.string and not f.enum) else None
+            ROLE_SHAPES.get(role) if (role is not None and t == FieldType.string and not f.enum) else None
         )
         text_like = (
             t == FieldType.string
@@ -284,7 +258,7 @@ def _check_value(p: _FieldPlan, v: Any, key: str, out: dict[str, AuditCheck]) ->
         return
     if p.time:
         if p.role == FieldRole.time:
-            ok = isinstance(v, str) and bool(_TIME.match(v.strip()) or _when(v))
+            ok = is_time_of_day(v)
         else:
             ok = _when(v) is not None
         out["non_date"].add(ok, p.where, f"{key} = {_short(v)}")
@@ -298,7 +272,8 @@ def _check_value(p: _FieldPlan, v: Any, key: str, out: dict[str, AuditCheck]) ->
         out["status_word"].add(v.lower() in p.status_values, p.where, f"{key} = {_short(v)}")
         return
     if p.id_word:
-        out["id_word"].add(not (v.isalpha() and len(v) < 24), p.where, f"{key} = {_short(v)}")
+        word = v.isalpha() and len(v) < 24 and not v.isupper()  # 'GHB' is a code, 'lose' a word
+        out["id_word"].add(not word, p.where, f"{key} = {_short(v)}")
         return
     if p.shape is not None:
         out["shape"].add(
@@ -314,19 +289,14 @@ def _check_value(p: _FieldPlan, v: Any, key: str, out: dict[str, AuditCheck]) ->
         out["lorem"].add(not (is_lorem_word(v) or one_word), p.where, f"{key} = {_short(v)}")
 
 
-def _hours(a: dt.datetime, b: dt.datetime) -> float:
-    return (b - a).total_seconds() / 3600.0
-
-
 def _check_constraint(
     ent: EntitySpec, c: ConstraintSpec, row: dict[str, Any], clock: dt.datetime, key: str, out: AuditCheck
 ) -> None:
     where = f"{ent.name}:{c.kind}({','.join(c.fields)})"
     if c.kind == "order":
-        a, b = _when(row.get(c.fields[0])), _when(row.get(c.fields[1]))
-        if a is None or b is None:
+        gap = gap_hours(row.get(c.fields[0]), row.get(c.fields[1]))
+        if gap is None:
             return
-        gap = _hours(a, b)
         ok = gap >= (c.min or 0.0) - 1e-9 and (c.max is None or gap <= c.max + 1e-9)
         out.add(ok, where, f"{key} {c.fields[0]}={row[c.fields[0]]} {c.fields[1]}={row[c.fields[1]]}")
     elif c.kind == "clock":

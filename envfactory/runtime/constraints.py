@@ -6,6 +6,10 @@ past and scheduled ones ahead, each later field a realistic gap after its earlie
 order the constraints chain: ``created_at`` before ``updated_at``), totals that are
 quantity x price. Values that already comply are left as they are; draws come from one
 generator seeded by the spec's seed and the entity, so the same spec gives the same rows.
+
+Tool calls keep the same rules (``validate.write_guard``): a create, update or action whose row would
+hold a non-date in a date field, an undocumented status, a value not shaped like its role, or
+break a constraint on a field it writes is refused with a one-line tool error, state unchanged.
 """
 
 from __future__ import annotations
@@ -16,9 +20,17 @@ import zlib
 from functools import lru_cache
 from typing import Any
 
-from ..spec import ConstraintSpec, EntitySpec, FieldRole, FieldType, realistic_range
+from ..spec import (
+    ConstraintSpec,
+    EntitySpec,
+    FieldRole,
+    FieldType,
+    gap_hours,
+    parse_when,
+    realistic_range,
+)
 
-__all__ = ["apply_constraints"]
+__all__ = ["apply_constraints", "constraint_problem"]
 
 _SEED_GAP_CAP = 30 * 24.0  # hours: a later field is drawn at most this far after the earlier one
 
@@ -217,3 +229,63 @@ def apply_constraints(ent: EntitySpec, table: list[dict[str, Any]], clock: dt.da
         for stamp, status, when in fx.set_when:
             if row.get(status) is not None and row.get(status) not in when:
                 row[stamp] = None
+
+
+# ---- writes (``validate.write_guard`` refuses a call whose row would break a constraint) --------
+
+
+def _span(hours: float) -> str:
+    return f"{hours / 24:g} days" if hours >= 48 else f"{hours:g} hours"
+
+
+def constraint_problem(c: ConstraintSpec, row: dict[str, Any], clock: dt.datetime) -> str | None:
+    """Why ``row`` breaks constraint ``c`` (None when it keeps it, or a value it names is unset)."""
+    f = c.fields
+    if c.kind == "product":
+        vals = [row.get(n) for n in f]
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
+            return None
+        t, qv, pv = (float(x) for x in vals)  # type: ignore[arg-type]  # numbers, checked above
+        if abs(t - qv * pv) <= 0.011 + 1e-6 * abs(t):
+            return None
+        return f"{f[0]} must be {f[1]} x {f[2]} = {round(qv * pv, 2):g}, got {t:g}"
+    if c.kind == "set_when":
+        status = row.get(f[1])
+        if row.get(f[0]) is None or status is None or status in (c.past or []):
+            return None
+        return (
+            f"{f[0]} is set only when {f[1]} is one of [{', '.join(c.past or [])}], and {f[1]} is {status!r}"
+        )
+    a = parse_when(row.get(f[0]))
+    if a is None:
+        return None
+    now = clock.isoformat(timespec="seconds")
+    if c.kind == "order":
+        gap = gap_hours(row.get(f[0]), row.get(f[1]))
+        if gap is None:
+            return None
+        lo, hi = c.min or 0.0, c.max
+        if gap < lo - 1e-9:
+            least = "not before" if lo == 0 else f"at least {_span(lo)} after"
+            return f"{f[1]} ({row[f[1]]}) must be {least} {f[0]} ({row[f[0]]})"
+        if hi is not None and gap > hi + 1e-9:
+            return f"{f[1]} ({row[f[1]]}) must be at most {_span(hi)} after {f[0]} ({row[f[0]]})"
+        return None
+    if c.kind == "clock":
+        if c.relation == "past" and a > clock:
+            return f"{f[0]} ({row[f[0]]}) must not be after now ({now})"
+        if c.relation == "future" and a <= clock:
+            return f"{f[0]} ({row[f[0]]}) must be after now ({now})"
+        return None
+    if c.kind == "age":
+        age = (clock - a).days / 365.25
+        young, old = c.min if c.min is not None else 0.0, c.max if c.max is not None else 150.0
+        if not young <= age <= old:
+            return f"{f[0]} ({row[f[0]]}) gives an age of {age:.0f} at {now}; it must be {young:g} to {old:g}"
+        return None
+    status = row.get(f[1])  # status_time
+    if status in (c.past or []) and a > clock:
+        return f"{f[1]} cannot be {status!r} while {f[0]} ({row[f[0]]}) is ahead of now ({now})"
+    if status in (c.future or []) and a <= clock:
+        return f"{f[1]} cannot be {status!r} while {f[0]} ({row[f[0]]}) has passed ({now})"
+    return None

@@ -23,7 +23,17 @@ from uuid import UUID
 from faker import Faker
 
 from ..errors import SpecError
-from ..spec import EntitySpec, EnvSpec, FieldSpec, FieldType, GeneratorSpec, default_generator, entity_order
+from ..spec import (
+    TIME_ROLES,
+    EntitySpec,
+    EnvSpec,
+    FieldRole,
+    FieldSpec,
+    FieldType,
+    GeneratorSpec,
+    default_generator,
+    entity_order,
+)
 from .constraints import apply_constraints
 
 __all__ = ["build_seed_rows"]
@@ -290,6 +300,19 @@ def _coerce(f: FieldSpec, v: Any) -> Any:
     return v
 
 
+def _pattern_breaks_role(ent: EntitySpec, f: FieldSpec, g: GeneratorSpec) -> bool:
+    """A code pattern on a field whose role is no code: a date drawn as '####-##-##' ('5430-18-92'),
+    a status as '??' ('IB'), a non-key id as mixed-case letters only ('pYd'). Its role's own generator is used instead."""
+    inner = g.inner if g.kind == "null_or" and g.inner is not None else g
+    if inner.kind != "pattern" or f.type != FieldType.string or f.enum:
+        return False
+    role = ent.role_of(f)
+    pat = inner.pattern or ""
+    letters_only = "#" not in pat and "{{" not in pat and inner.value != "upper"  # 'GHB': a documented code
+    own_id = role == FieldRole.internal_id and f.name != ent.primary_key and f.ref is None
+    return role in TIME_ROLES or role == FieldRole.status or (own_id and letters_only)
+
+
 def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
     """Rows for every entity, as ``{entity: (columns, rows)}`` in dependency order, DB-ready."""
     clock = dt.datetime.fromisoformat(spec.clock)
@@ -313,6 +336,8 @@ def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
                 and f.type in (FieldType.object, FieldType.array)
             ):
                 g = None  # an empty example says nothing about the shape: seed believable parts instead
+            if g is not None and _pattern_breaks_role(ent, f, g):
+                g = None
             g = g or default_generator(ent, f, clock)
             if f.ref == ent.name and g.kind == "ref":
                 g = GeneratorSpec(kind="const", value=None)  # self-reference: no parents at seed time

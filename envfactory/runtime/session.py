@@ -25,7 +25,7 @@ from ..spec import compare as _compare
 from .environment import _MOD, Environment, Snapshot, StateDiff, _Entity, _q, _row_digest, _Tool
 from .state import harden
 from .template import SEQ_TABLE
-from .validate import to_db
+from .validate import to_db, write_guard
 
 __all__ = ["Session", "STATEMENT_CACHE", "INLINE_IN_ITEMS"]
 
@@ -439,6 +439,7 @@ class Session:
             _, cur_row, vals = slot
             vals[fname] = self._effect_value(t, ef, row, a, cur_row[fname], te.types[fname])
             cur_row[fname] = vals[fname]
+        write_guard(self.env, t.spec).check(row, a, own)  # roles and constraints of the written row
         for (target, key), (old, _, vals) in remote.items():
             self._write_update(self.env._entities[target], key, vals, old)
 

@@ -1,9 +1,16 @@
-"""Argument validation for tool calls, compiled once per tool.
+"""Argument validation for tool calls, compiled once per tool; and the write guard.
 
 This is the hot path of every call, so each tool gets a small compiled checker rather
 than a general JSON Schema validation (which costs more than the SQL it guards). The
 JSON Schema a client sees (``tool_input_schema``) and this checker come from the same
 ParamSpecs; the verifier checks the two agree.
+
+``write_guard``: a create, update or action keeps what the seeder keeps. The row as it will be
+stored holds values of each written field's role (a date in a date field, a documented status,
+an email shaped like one) and keeps the entity's constraints on the fields the call writes
+(``constraints.constraint_problem``: an end after its start, a past stamp not ahead of the
+clock, total = quantity x price ...). A call that would break one is refused with a one-line
+tool error and the state unchanged; constraints a call does not touch are not judged.
 """
 
 from __future__ import annotations
@@ -11,14 +18,33 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import random
 import re
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import ArgumentError
-from ..spec import DATE_PATTERN, DATETIME_PATTERN, MAX_IN_ITEMS, FieldType, ParamSpec, ToolKind, ToolSpec
+from ..errors import ArgumentError, ConstraintError
+from ..spec import (
+    DATE_PATTERN,
+    DATETIME_PATTERN,
+    MAX_IN_ITEMS,
+    ROLE_SHAPES,
+    STATUS_WORDS,
+    TIME_ROLES,
+    EntitySpec,
+    FieldRole,
+    FieldSpec,
+    FieldType,
+    ParamSpec,
+    ToolKind,
+    ToolSpec,
+    is_time_of_day,
+    parse_when,
+)
+from .constraints import constraint_problem
 
-__all__ = ["ArgValidator", "to_db"]
+__all__ = ["ArgValidator", "to_db", "WriteGuard", "write_guard", "fit_write", "role_value"]
 
 _TYPE_WORD = {
     FieldType.string: "a string",
@@ -257,3 +283,215 @@ class ArgValidator:
             if name not in out:
                 out[name] = default
         return out
+
+
+# ---- the write guard ---------------------------------------------------------------------------
+
+
+def _value_check(ent: EntitySpec, f: FieldSpec) -> tuple[Callable[[Any], bool], str] | None:
+    """(test, what the value must be) for a string field whose role says what it holds."""
+    if f.type != FieldType.string:
+        return None
+    role = ent.role_of(f)
+    if role in (FieldRole.date, FieldRole.birth_date):
+        return (lambda v: parse_when(v) is not None), "a date (YYYY-MM-DD)"
+    if role == FieldRole.datetime:
+        return (lambda v: parse_when(v) is not None), "a date-time (YYYY-MM-DDTHH:MM:SS)"
+    if role == FieldRole.time:
+        return is_time_of_day, "a time of day (HH:MM)"
+    if f.enum:
+        return None
+    if role == FieldRole.status:
+        known = {str(x).lower() for x in (f.examples or [])} | set(STATUS_WORDS)
+        shown = ", ".join(sorted(str(x) for x in (f.examples or []))[:8]) or "active, pending, completed ..."
+        return (lambda v: v.lower() in known), f"a status ({shown})"
+    if role == FieldRole.internal_id and f.name != ent.primary_key and f.ref is None:
+        return (lambda v: not (v.isalpha() and len(v) < 24 and not v.isupper())), "an id, not a word"
+    shape = ROLE_SHAPES.get(role) if role is not None else None
+    if shape is not None:
+        word = role.value.replace("_", " ")  # type: ignore[union-attr]  # shape implies a role
+        return (lambda v: bool(shape.match(v.strip()))), f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+    return None
+
+
+class WriteGuard:
+    """What one write tool must keep: the role of each field it writes, and the constraints on
+    those fields. Compiled once per environment and tool (``write_guard``)."""
+
+    def __init__(self, ent: EntitySpec, tool: ToolSpec, clock: dt.datetime):
+        self.tool = tool.name
+        self.clock = clock
+        self.create = tool.kind == ToolKind.create
+        self.field_params = [(p.name, p.field) for p in tool.params if p.field and not p.key]
+        self.values = {f.name: chk for f in ent.fields if (chk := _value_check(ent, f)) is not None}
+        self.value_names = sorted(self.values)
+        self.cons = ent.effective_constraints()
+        self._cons = [(c, frozenset(c.fields), c.kind == "set_when") for c in self.cons]
+        self.past = {c.fields[0] for c in self.cons if c.kind == "clock" and c.relation == "past"}
+        writes = tool.kind in (ToolKind.create, ToolKind.update, ToolKind.action)
+        self.off = not writes or not (self.values or self.cons)  # nothing to judge: no cost per call
+
+    def problem(self, row: dict[str, Any], written: Iterable[str]) -> tuple[str | None, str, bool] | None:
+        """(the field at fault, why, whether a value breaks its role) for the first thing ``row``
+        would break; None when it keeps everything. ``written``: the fields this call sets (a
+        create sets every field)."""
+        wrote = row.keys() if self.create else set(written)
+        for name in self.value_names:
+            if name in wrote:
+                v = row.get(name)
+                test, what = self.values[name]
+                if isinstance(v, str) and not test(v):
+                    return name, f"{name} must be {what}, got {json.dumps(v)[:60]}", True
+        for c, names, stamp_only in self._cons:
+            if (c.fields[0] not in wrote) if stamp_only else names.isdisjoint(wrote):
+                continue  # untouched (a stamp the call leaves alone is not the call's fault)
+            why = constraint_problem(c, row, self.clock)
+            if why is not None:
+                return next((n for n in c.fields if n in wrote), None), why, False
+        return None
+
+    def check(self, row: dict[str, Any], a: dict[str, Any], own: dict[str, Any]) -> None:
+        """Raise the tool error for ``problem`` of a call with arguments ``a`` whose effects wrote
+        ``own`` (naming the argument that set the field); ``row`` is the row as it will be stored."""
+        if self.off:
+            return
+        found = self.problem(row, [*(f for p, f in self.field_params if p in a), *own])
+        if found is None:
+            return
+        field, why, bad_value = found
+        arg = next((p for p, f in self.field_params if f == field and p in a), None) if field else None
+        if arg is not None and bad_value:
+            why = why.replace(f"{field} must", f"argument '{arg}' ({field}) must", 1)
+        cls = ArgumentError if arg is not None and bad_value else ConstraintError
+        raise cls(f"{self.tool}: {why}", tool=self.tool, argument=arg)
+
+
+_GUARDS: weakref.WeakKeyDictionary[Any, dict[str, WriteGuard]] = weakref.WeakKeyDictionary()
+
+
+def write_guard(env: Any, tool: ToolSpec) -> WriteGuard:
+    """The ``WriteGuard`` of ``tool`` in environment ``env`` (an ``Environment``), made once."""
+    per_env = _GUARDS.get(env)
+    if per_env is None:
+        per_env = _GUARDS[env] = {}
+    g = per_env.get(tool.name)
+    if g is None:
+        g = per_env[tool.name] = WriteGuard(env.spec.entity(tool.entity), tool, env.clock)
+    return g
+
+
+_SHAPED: dict[FieldRole, Callable[[random.Random, int], str]] = {
+    FieldRole.email: lambda r, n: f"verify.{n}@example.com",
+    FieldRole.url: lambda r, n: f"https://example.com/verify/{n}",
+    FieldRole.phone: lambda r, n: f"+1 555 {n:05d}",
+    FieldRole.country_code: lambda r, n: r.choice(["US", "GB", "DE", "FR", "ES", "NL"]),
+    FieldRole.currency: lambda r, n: r.choice(["USD", "EUR", "GBP"]),
+    FieldRole.airport_code: lambda r, n: r.choice(["JFK", "LHR", "CDG", "AMS", "SFO"]),
+    FieldRole.money: lambda r, n: f"{r.randint(5, 500)}.{r.choice(['00', '50', '99'])}",
+    FieldRole.quantity: lambda r, n: str(r.randint(1, 5)),
+    FieldRole.percentage: lambda r, n: str(r.randint(1, 60)),
+    FieldRole.duration: lambda r, n: f"PT{r.randint(1, 4)}H",
+}
+
+
+def role_value(ent: EntitySpec, f: FieldSpec, rng: random.Random, clock: dt.datetime) -> Any:
+    """A value a caller could write to field ``f`` that keeps its role and its clock constraints
+    (a past stamp in the past, a birth date of an adult, a status of the documented ones, an email
+    shaped like one); None where the field's type alone decides (a plain string, a future date)."""
+    role = ent.role_of(f)
+    if f.type not in (FieldType.string, FieldType.date, FieldType.datetime) or (
+        f.type == FieldType.string and f.enum
+    ):
+        return None
+    if role in TIME_ROLES or f.type != FieldType.string:
+        if role == FieldRole.time and f.type == FieldType.string:
+            return f"{rng.randint(8, 18):02d}:{rng.choice(['00', '15', '30', '45'])}"
+        cons = [c for c in ent.effective_constraints() if c.fields[0] == f.name]
+        age = next((c for c in cons if c.kind == "age"), None)
+        past = any(c.kind == "clock" and c.relation == "past" for c in cons)
+        if age is not None:
+            lo, hi = age.min if age.min is not None else 18.0, age.max if age.max is not None else 90.0
+            when = clock - dt.timedelta(days=rng.uniform(lo + 0.1 * (hi - lo), hi - 0.1 * (hi - lo)) * 365.25)
+        elif past:
+            when = clock - dt.timedelta(days=rng.randint(1, 90), hours=rng.randint(0, 23))
+        elif f.type != FieldType.string:
+            return None  # a date or date-time field: the caller's own future date
+        else:
+            when = clock + dt.timedelta(days=rng.randint(1, 90), hours=rng.randint(0, 23))
+        as_dt = f.type == FieldType.datetime or (f.type == FieldType.string and role == FieldRole.datetime)
+        return (
+            when.replace(minute=0, second=0, microsecond=0).isoformat() if as_dt else when.date().isoformat()
+        )
+    if role == FieldRole.status:
+        return rng.choice([str(x) for x in f.examples]) if f.examples else "active"
+    make = _SHAPED.get(role) if role is not None else None
+    return make(rng, rng.randint(10000, 99999)) if make is not None else None
+
+
+def _as_like(d: dt.datetime, like: Any) -> str:
+    return (
+        d.date().isoformat() if isinstance(like, str) and len(like) == 10 else d.isoformat(timespec="seconds")
+    )
+
+
+def fit_write(
+    ent: EntitySpec,
+    tool: ToolSpec,
+    before: dict[str, Any],
+    args: dict[str, Any],
+    own: dict[str, Any],
+    clock: dt.datetime,
+    rng: Any,
+) -> bool:
+    """Move the values a caller chose (``own``: field -> value, also in ``args``) so the row the
+    write stores keeps the entity's order and product constraints; True when the guard would then
+    accept it (for argument generators: a verifier's valid call, an audit's random calls)."""
+    param_of = {p.field: p.name for p in tool.params if p.field and p.name in args}
+    after = {**before, **own}
+    effects: set[str] = set()  # own-row fields the tool's effects write (literal, clock, argument)
+    for ef in tool.effects:
+        if "." not in ef.field and ef.uses_set:
+            after[ef.field] = ef.set
+        elif "." not in ef.field and ef.now:
+            date = ent.field(ef.field).type == FieldType.date
+            after[ef.field] = clock.date().isoformat() if date else clock.isoformat(timespec="seconds")
+        elif "." not in ef.field and ef.param is not None and ef.param in args:
+            after[ef.field] = args[ef.param]
+        else:
+            continue
+        effects.add(ef.field)
+
+    def put(name: str, v: Any) -> None:
+        after[name] = own[name] = v
+        if name in param_of:
+            args[param_of[name]] = v
+
+    guard = WriteGuard(ent, tool, clock)
+    if guard.off:
+        return True
+    for name in list(own):  # a value its role or a clock rule refuses: one of the role instead
+        f = ent.field(name)
+        singles = [c for c in guard.cons if c.kind in ("clock", "age") and c.fields[0] == name]
+        bad = name in guard.values and isinstance(own[name], str) and not guard.values[name][0](own[name])
+        if bad or any(constraint_problem(c, after, clock) for c in singles):
+            v = role_value(ent, f, rng, clock)
+            if v is not None:
+                put(name, v)
+    for c in guard.cons:
+        if c.kind == "order" and constraint_problem(c, after, clock) is not None:
+            a_name, b_name = c.fields
+            a, b = parse_when(after.get(a_name)), parse_when(after.get(b_name))
+            lo, hi = c.min or 0.0, min(c.max if c.max is not None else 30 * 24.0, 30 * 24.0)
+            if a is not None and b_name in guard.past:  # a past stamp after its start: before the clock
+                hi = min(hi, (clock - a).total_seconds() / 3600.0)
+            gap = dt.timedelta(hours=rng.uniform(lo, max(lo, hi)) if hi > lo else lo)
+            if a is not None and b is not None and b_name in own:
+                put(b_name, _as_like(a + gap, after[b_name]))
+            elif a is not None and b is not None and a_name in own:
+                put(a_name, _as_like(b - gap, after[a_name]))
+        elif c.kind == "product" and c.fields[0] in own and constraint_problem(c, after, clock) is not None:
+            q, p = after.get(c.fields[1]), after.get(c.fields[2])
+            if isinstance(q, (int, float)) and isinstance(p, (int, float)):
+                total = q * p
+                put(c.fields[0], round(total, 2) if isinstance(total, float) else total)
+    return guard.problem(after, [*own, *effects]) is None

@@ -31,6 +31,7 @@ from .model import (
     ToolSpec,
 )
 from .relations import entity_order
+from .role_values import ROLE_SHAPES, gap_hours, is_time_of_day, parse_when
 from .roles import (
     PERSON_ROLES,
     STATUS_FUTURE,
@@ -107,6 +108,10 @@ __all__ = [
     "infer_role",
     "is_person_entity",
     "realistic_range",
+    "ROLE_SHAPES",
+    "is_time_of_day",
+    "parse_when",
+    "gap_hours",
     "Difficulty",
     "GoldStep",
     "Persona",

@@ -16,6 +16,7 @@ import random
 from typing import Any
 
 from ..errors import RuntimeToolError
+from ..runtime.validate import fit_write
 from ..spec import Condition, EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, ToolKind, ToolSpec
 
 __all__ = ["valid_args", "filter_args", "row_value", "compare", "condition_sql", "q"]
@@ -545,6 +546,8 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
             expected = args.get(c.value_param) if c.value_param else c.value
             if not compare(ctx.path_value(row, c.field), c.op, expected):
                 return None
+    if tool.writes and not fit_write(ent, tool, row, args, own, ctx.clock, ctx.rng):  # roles, constraints
+        return None
     return args
 
 

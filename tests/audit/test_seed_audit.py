@@ -115,6 +115,7 @@ def test_person_and_lorem_detectors():
     assert looks_like_person("Candice Stone") and looks_like_person("Dr. Eric Brown")
     assert not looks_like_person("Harbor Inn") and not looks_like_person("Classic Desk Lamp")
     assert is_lorem_word("threat") and not is_lorem_word("Late arrival, keep the room.")
+    assert is_lorem_word("he") and not is_lorem_word("HE")  # a code in capitals is no placeholder
 
 
 def test_examples_name_the_row_and_value():

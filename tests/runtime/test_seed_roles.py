@@ -231,3 +231,45 @@ def test_an_explicit_empty_object_or_array_is_seeded_with_parts():
     }
     rows = _decoded(parse_spec(spec), _rows(parse_spec(spec)))
     assert all(r["tags"] and r["address"] for r in rows["hotel"])
+
+
+def test_a_code_pattern_on_a_date_status_or_id_field_yields_to_the_role():
+    # the explorer once turned documented examples into patterns: '####-##-##' made '5430-18-92',
+    # '??' a status 'IB', '???' an id 'PYD' (corpus: apideck crm, vtex orders, amadeus offers)
+    spec = copy.deepcopy(SPEC)
+    spec["entities"].append(
+        {
+            "name": "activity",
+            "primary_key": "activity_id",
+            "fields": [
+                {"name": "activity_id", "type": "string"},
+                {"name": "activity_date", "type": "string"},
+                {"name": "status", "type": "string"},
+                {"name": "affiliate_id", "type": "string"},
+                {"name": "seller_id", "type": "string"},
+                {"name": "ticket_code", "type": "string"},
+            ],
+        }
+    )
+    spec["seed"]["entities"]["activity"] = {
+        "rows": 40,
+        "fields": {
+            "activity_date": {
+                "kind": "null_or",
+                "p_null": 0.1,
+                "inner": {"kind": "pattern", "pattern": "####-##-##"},
+            },
+            "status": {"kind": "pattern", "pattern": "??"},
+            "affiliate_id": {"kind": "pattern", "pattern": "???"},
+            "seller_id": {"kind": "pattern", "pattern": "???", "value": "upper"},
+            "ticket_code": {"kind": "pattern", "pattern": "??-###"},
+        },
+    }
+    parsed = parse_spec(spec)
+    rows = _decoded(parsed, _rows(parsed))["activity"]
+    found = audit_rows(parsed.entity("activity"), rows, dt.datetime.fromisoformat(CLOCK))
+    assert {k: v.violations for k, v in found.items() if v.violations} == {}
+    assert all(dt.date.fromisoformat(r["activity_date"]) for r in rows if r["activity_date"])
+    # a code keeps its documented pattern, and so does an id documented as three capitals ('GHB')
+    assert all(len(r["seller_id"]) == 3 and r["seller_id"].isupper() for r in rows)
+    assert all(len(r["ticket_code"]) == 6 and r["ticket_code"][2] == "-" for r in rows)

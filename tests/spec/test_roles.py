@@ -102,6 +102,15 @@ def test_infer_constraints_covers_every_kind():
     assert st.past == ["completed"] and st.future == ["booked"]
 
 
+def test_a_due_date_is_not_the_time_a_status_is_about():
+    # a todo completed before it is due is believable (and one open after it is overdue): the
+    # runtime would otherwise refuse to complete a todo due next week
+    cons = infer_constraints(
+        "todo", _facts(("due_on", "date", None), ("status", "enum", ["open", "completed", "scheduled"]))
+    )
+    assert not [c for c in cons if c.kind == "status_time"]
+
+
 def test_departure_arrival_has_a_realistic_largest_gap():
     (c,) = [
         c
