@@ -28,7 +28,6 @@ OVERSIZE: dict[str, int] = {
     "envfactory/graph/tool_graph.py:build_tool_graph": 140,
     "envfactory/ingest/crawl.py": 618,
     "envfactory/ingest/markdown.py": 679,
-    "envfactory/runtime/session.py": 604,
     "envfactory/spec/model.py": 604,
     "envfactory/spec/roles.py": 887,
     "envfactory/spec/roles.py:infer_role": 106,
