@@ -224,7 +224,11 @@ class WriteKinds:
         sql = e.insert_sql.get(key)
         if sql is None:
             cols = [c for c in e.cols if not (auto_pk and c == e.pk)]
-            sql = f"INSERT INTO {_q(e.name)} ({', '.join(_q(c) for c in cols)}) VALUES ({', '.join('?' * len(cols))})"
+            sql = (
+                f"INSERT INTO {_q(e.name)} ({', '.join(_q(c) for c in cols)}) VALUES ({', '.join('?' * len(cols))})"
+                if cols
+                else f"INSERT INTO {_q(e.name)} DEFAULT VALUES"  # an entity that is only its integer key
+            )
             e.insert_sql[key] = sql
         pk_i = e.idx[e.pk]
         cur = self._c.execute(
