@@ -1,0 +1,186 @@
+"""Tools of an environment: ``ToolSpec`` with its ``ParamSpec`` arguments, the ``Condition``s an
+action checks and the ``Effect``s it applies (see ``envfactory.spec.model``)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from . import limits as _limits
+from .entities import _IDENT, FieldType, _Strict
+
+__all__ = ["ToolKind", "FilterOp", "ParamSpec", "Condition", "Effect", "SortSpec", "ToolSpec"]
+
+
+class ToolKind(str, Enum):
+    get = "get"
+    list = "list"
+    create = "create"
+    update = "update"
+    delete = "delete"
+    action = "action"
+
+
+FilterOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "contains", "in"]
+
+
+class ParamSpec(_Strict):
+    """One argument of a tool.
+
+    ``field`` maps it to a column of the tool's entity. For ``list`` tools ``op`` says how
+    it filters (``eq``, ranges, ``contains`` substring, ``in`` membership). For
+    ``create``/``update`` the value is written to ``field``. For ``get``/``update``/
+    ``delete``/``action`` the parameter with ``key: true`` selects the row.
+    """
+
+    name: str
+    type: FieldType
+    description: str = ""
+    required: bool = False
+    field: str | None = None
+    op: FilterOp = "eq"
+    key: bool = False
+    enum: list[str] | None = None
+    default: Any = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> ParamSpec:
+        if not _IDENT.fullmatch(self.name):
+            raise ValueError(f"parameter name {self.name!r} must be snake_case")
+        _limits.check_names("parameter", self.name)
+        _limits.check_value_size(self.default, f"parameter {self.name!r} default")
+        for bound in ("minimum", "maximum"):
+            _limits._finite_bound(getattr(self, bound), f"parameter {self.name!r} {bound}")
+        if self.type == FieldType.enum and not self.enum:
+            raise ValueError(f"parameter {self.name!r}: an enum parameter needs 'enum' values")
+        return self
+
+
+class Condition(_Strict):
+    """A precondition on the selected row (or a row it references)."""
+
+    field: str
+    op: Literal["eq", "ne", "in", "not_in", "gt", "gte", "lt", "lte", "is_null", "not_null"]
+    value: Any = None
+    value_param: str | None = Field(
+        default=None, description="Compare against this argument instead of a literal."
+    )
+    message: str | None = Field(default=None, description="What the agent is told when the condition fails.")
+
+
+class Effect(_Strict):
+    """A write an action (or create) applies. Exactly one of the value sources is set."""
+
+    field: str
+    set: Any = None
+    param: str | None = Field(default=None, description="Write this argument's value.")
+    now: bool = Field(default=False, description="Write the environment clock (date or datetime).")
+    copy_from: str | None = Field(
+        default=None, description="Write the value of another field path, e.g. 'flight_id.price'."
+    )
+    increment: float | None = Field(default=None, description="Add this number (negative to decrement).")
+    increment_param: str | None = Field(default=None, description="Add this argument's value.")
+    increment_from: str | None = Field(
+        default=None, description="Add the value of a field path of the row, e.g. 'passengers'."
+    )
+    scale_param: str | None = Field(default=None, description="Multiply the copied value by this argument.")
+    negate_param: bool = Field(
+        default=False, description="Subtract the increment (param or field) instead of adding it."
+    )
+
+    def _other_sources(self) -> int:
+        return sum(
+            [
+                self.param is not None,
+                self.now,
+                self.copy_from is not None,
+                self.increment is not None,
+                self.increment_param is not None,
+                self.increment_from is not None,
+            ]
+        )
+
+    @cached_property
+    def uses_set(self) -> bool:
+        """True when the effect writes the literal ``set`` (which may be null)."""
+        return self._other_sources() == 0
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Effect:
+        n = self._other_sources()
+        explicit_set = "set" in self.model_fields_set and self.set is not None
+        if n > 1 or (n == 1 and explicit_set) or (n == 0 and "set" not in self.model_fields_set):
+            raise ValueError(
+                f"effect on {self.field!r} needs exactly one of set/param/now/copy_from/increment/increment_param/increment_from"
+            )
+        return self
+
+
+class SortSpec(_Strict):
+    fields: list[str] = Field(default_factory=list, description="Fields the caller may sort by.")
+    default: str | None = None
+    descending: bool = False
+
+
+class ToolSpec(_Strict):
+    """One tool. ``description`` is read by a model: say what it does and when to use it."""
+
+    name: str
+    kind: ToolKind
+    entity: str
+    description: str
+    params: list[ParamSpec] = Field(default_factory=list)
+    returns: list[str] | None = Field(default=None, description="Fields returned per row (default: all).")
+    preconditions: list[Condition] = Field(default_factory=list)
+    effects: list[Effect] = Field(default_factory=list)
+    sort: SortSpec | None = None
+    page_size: int = 10
+    max_page_size: int = 100
+    source: str | None = Field(
+        default=None, description="Where in the documentation this tool came from (e.g. 'POST /bookings')."
+    )
+
+    def param(self, name: str) -> ParamSpec:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def key_param(self) -> ParamSpec | None:
+        for p in self.params:
+            if p.key:
+                return p
+        return None
+
+    @property
+    def writes(self) -> bool:
+        return self.kind in (ToolKind.create, ToolKind.update, ToolKind.delete, ToolKind.action)
+
+    @model_validator(mode="after")
+    def _check(self) -> ToolSpec:
+        if not _IDENT.fullmatch(self.name):
+            raise ValueError(f"tool name {self.name!r} must be snake_case verb_object")
+        _limits.check_names("tool", self.name)
+        if len(self.params) > _limits.MAX_PARAMS:
+            raise ValueError(
+                f"tool {self.name!r} has {len(self.params)} parameters; at most {_limits.MAX_PARAMS} are allowed"
+            )
+        names = [p.name for p in self.params]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"tool {self.name!r}: duplicate parameters {sorted(dup)}")
+        if self.kind in (ToolKind.get, ToolKind.update, ToolKind.delete, ToolKind.action):
+            keys = [p for p in self.params if p.key]
+            if len(keys) != 1:
+                raise ValueError(f"tool {self.name!r} ({self.kind.value}) needs exactly one key parameter")
+            if not keys[0].required:
+                raise ValueError(f"tool {self.name!r}: key parameter {keys[0].name!r} must be required")
+        if self.page_size < 1 or self.max_page_size < self.page_size:
+            raise ValueError(f"tool {self.name!r}: need 1 <= page_size <= max_page_size")
+        return self
