@@ -375,18 +375,17 @@ def build_corpus(
     ``out_dir``. Raises ConfigError for a missing source or a bad worker count; a document that
     fails (unreadable, over budget, no environment) is recorded, never raised.
     """
-    from ..ingest import document_files
+    from .corpus_source import find_documents
 
     budget = budget or Budget()
     if workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {workers}")
     src = Path(source)
-    if not src.exists():
-        raise ConfigError(f"{src}: no such file or folder")
-    root = src if src.is_dir() else src.parent
-    files = document_files(src) if src.is_dir() else [src]
     out = Path(out_dir)
+    found = find_documents(src, out)  # a folder, a file, an npm package folder or .tgz
+    root, files = found.root, found.files
     out.mkdir(parents=True, exist_ok=True)
+    found.write(out)  # sources.json: each document's provenance (packages only)
     t0 = time.perf_counter()
     options = {
         "v": _STATE_VERSION,

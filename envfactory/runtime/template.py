@@ -7,10 +7,14 @@ A template is an in-memory SQLite database serialized to bytes; a session is a
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sqlite3
 import tempfile
+from collections import OrderedDict
 from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy import (
     JSON,
@@ -87,7 +91,67 @@ def build_metadata(spec: EnvSpec) -> MetaData:
     return md
 
 
+# A build verifies an environment on one template and then saves it with another (after
+# excluding tools, or just once more from the saved spec): the tables and seed rows depend on
+# the entities, the seed recipe and the clock only, not on the tools, so both are kept here
+# per process, keyed by those, and the second template costs inserts, not seeding (the rows
+# and the DDL text are the same, so are the bytes). Small LRUs: a build holds one spec at a time.
+_CACHE_SIZE = 8
+_V = TypeVar("_V")
+_DDL: OrderedDict[str, list[str]] = OrderedDict()
+_ROWS: OrderedDict[str, dict[str, tuple[list[str], list[tuple]]]] = OrderedDict()
+
+
+def _data_key(spec: EnvSpec, *, rows: bool) -> str:
+    parts: dict = {"entities": [e.model_dump(mode="json") for e in spec.entities]}
+    if rows:  # the name is in seeding's error messages; rows are only cached when seeding worked
+        parts.update(name=spec.name, seed=spec.seed.model_dump(mode="json"), clock=spec.clock)
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return f"{hashlib.sha256(blob.encode()).hexdigest()}:v{TEMPLATE_VERSION}"
+
+
+def _remember(cache: OrderedDict[str, _V], key: str, value: _V) -> _V:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > _CACHE_SIZE:
+        cache.popitem(last=False)
+    return value
+
+
+def _schema_sql(spec: EnvSpec) -> list[str]:
+    """The DDL the spec's tables and indexes are created with, in creation order (SQLAlchemy
+    writes it once per entity set; later databases replay the text)."""
+    key = _data_key(spec, rows=False)
+    got = _DDL.get(key)
+    if got is not None:
+        _DDL.move_to_end(key)
+        return got
+    conn = sqlite3.connect(":memory:")
+    try:
+        _create_schema_sqlalchemy(conn, spec)
+        ddl = [
+            r[0] for r in conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
+        ]
+    finally:
+        conn.close()
+    return _remember(_DDL, key, ddl)
+
+
+def _seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
+    key = _data_key(spec, rows=True)
+    got = _ROWS.get(key)
+    if got is not None:
+        _ROWS.move_to_end(key)
+        return got
+    return _remember(_ROWS, key, build_seed_rows(spec))
+
+
 def _create_schema(conn: sqlite3.Connection, spec: EnvSpec) -> None:
+    for sql in _schema_sql(spec):
+        conn.execute(sql)
+
+
+def _create_schema_sqlalchemy(conn: sqlite3.Connection, spec: EnvSpec) -> None:
     engine = create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
     build_metadata(spec).create_all(engine)
     engine.dispose(close=False)
@@ -105,7 +169,7 @@ _SCHEMAS: dict[str, frozenset[tuple]] = {}
 def expected_schema(spec: EnvSpec) -> frozenset[tuple]:
     """``sqlite_master`` of the spec's database: (type, name, table, sql) of every table and
     index, exactly as the template creates them. A state with anything else is refused."""
-    key = _template_key(spec)
+    key = _data_key(spec, rows=False)
     got = _SCHEMAS.get(key)
     if got is None:
         conn = sqlite3.connect(":memory:")
@@ -126,7 +190,7 @@ def build_template(spec: EnvSpec) -> bytes:
     try:
         _create_schema(conn, spec)
         try:
-            data = build_seed_rows(spec)
+            data = _seed_rows(spec)
         except (ValueError, TypeError, OverflowError, ArithmeticError) as e:
             # a generator whose values do not fit its field (text for an integer, a Faker
             # provider that fails): the recipe's fault, said in one line

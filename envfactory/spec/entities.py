@@ -99,13 +99,30 @@ class EntitySpec(_Strict):
     )
 
     def field(self, name: str) -> FieldSpec:
-        for f in self.fields:
+        f = self._field_index().get(name)
+        if f is not None and f.name == name:
+            return f
+        for f in self.fields:  # not indexed (or renamed since): the list is the truth
             if f.name == name:
                 return f
         raise KeyError(name)
 
     def has_field(self, name: str) -> bool:
-        return any(f.name == name for f in self.fields)
+        f = self._field_index().get(name)
+        return (f is not None and f.name == name) or any(f.name == name for f in self.fields)
+
+    def _field_index(self) -> dict[str, FieldSpec]:
+        """Fields by name, rebuilt when ``fields`` is another list or changed length. Kept in
+        ``__dict__`` beside the model's fields: pydantic's dumps and equality ignore it."""
+        cached = self.__dict__.get("_fields_by_name")
+        fields = self.fields
+        if cached is None or cached[0] is not fields or cached[1] != len(fields):
+            index: dict[str, FieldSpec] = {}
+            for f in fields:
+                index.setdefault(f.name, f)
+            cached = (fields, len(fields), index)
+            object.__setattr__(self, "_fields_by_name", cached)
+        return cached[2]
 
     @property
     def pk(self) -> FieldSpec:

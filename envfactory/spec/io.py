@@ -159,7 +159,23 @@ def dump_spec(spec: EnvSpec) -> str:
         for ef, edata in zip(tool.effects, tdata.get("effects", [])):
             if ef.uses_set and "set" not in edata:
                 edata["set"] = None
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    return yaml.dump(data, Dumper=_dumper(data), sort_keys=False, allow_unicode=True, width=100)
+
+
+# libyaml's emitter (``yaml.CSafeDumper``) writes the same text as PyYAML's pure-Python one
+# (tests/spec/test_io_emitters.py compares them), several times faster, except for the
+# characters the two judge differently: libyaml escapes characters outside the BMP (emoji),
+# NEL, and cannot encode a lone surrogate; U+2028/9 are line breaks to both but handled by
+# separate code. A spec holding any of them is written by the pure emitter, so the bytes
+# never depend on whether libyaml is installed.
+_C_DUMPER = getattr(yaml, "CSafeDumper", None)
+_EMITTERS_DISAGREE = re.compile(r"[\x85\u2028\u2029\ud800-\udfff\U00010000-\U0010ffff]")
+
+
+def _dumper(data: Any) -> Any:
+    if _C_DUMPER is None or _EMITTERS_DISAGREE.search(json.dumps(data, ensure_ascii=False)):
+        return yaml.SafeDumper
+    return _C_DUMPER
 
 
 def save_spec(spec: EnvSpec, path: str | os.PathLike) -> Path:

@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from ..spec import EnvSpec, ToolKind, spec_digest
 from .args import valid_args
+from .schemas import schema_validator
 from .smoke import ToolCheck, malformed_calls, tool_rng
 
 __all__ = [
@@ -237,7 +236,7 @@ def check_doc_examples(
             )
             continue
         if schema:
-            err = next(iter(Draft202012Validator(schema).iter_errors(r["result"])), None)
+            err = next(iter(schema_validator(schema).iter_errors(r["result"])), None)
             if err is not None:
                 out.append(
                     ToolCheck(

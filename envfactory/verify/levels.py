@@ -12,13 +12,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from ..errors import ArgumentError, NotFoundError, PreconditionError, RuntimeToolError
 from ..spec import Condition, EnvSpec, FieldType, ToolKind, ToolSpec, tool_input_schema, tool_output_schema
 from .args import _shift, compare, filter_args, valid_args
 from .oracle import effect_oracle, list_oracle, normalize_row, project, read_row, read_rows
+from .schemas import SchemaValidator, check_schema, schema_validator
 from .smoke import ToolCheck, malformed_calls, tool_rng
 
 __all__ = ["check_l1", "check_l2", "check_tool_l1", "check_tool_l2", "fk_violations"]
@@ -48,19 +48,19 @@ class _Ctx:
         self.ent = expected.entity(tool.entity)
         self.rng = tool_rng(seed, tool.name, level)
         self.level = level
-        self._in = None
-        self._out = None
+        self._in: SchemaValidator | None = None
+        self._out: SchemaValidator | None = None
 
     @property
-    def in_validator(self) -> Draft202012Validator:
+    def in_validator(self) -> SchemaValidator:
         if self._in is None:
-            self._in = Draft202012Validator(tool_input_schema(self.tool))
+            self._in = schema_validator(tool_input_schema(self.tool))
         return self._in
 
     @property
-    def out_validator(self) -> Draft202012Validator:
+    def out_validator(self) -> SchemaValidator:
         if self._out is None:
-            self._out = Draft202012Validator(tool_output_schema(self.spec, self.tool))
+            self._out = schema_validator(tool_output_schema(self.spec, self.tool))
         return self._out
 
     def fail(self, msg: str) -> _Fail:
@@ -219,7 +219,7 @@ def check_tool_l1(expected: EnvSpec, env: Any, tool: ToolSpec, *, seed: int = 0)
             fails.append(str(e))
 
     try:
-        Draft202012Validator.check_schema(tool_input_schema(tool))
+        check_schema(tool_input_schema(tool))
     except SchemaError as e:
         return [f"input schema is not valid JSON Schema: {e.message}"]
 

