@@ -216,7 +216,7 @@ def _random_calls_audit(env_dir: str, monkeypatch: pytest.MonkeyPatch | None = N
 
     env = load_environment(env_dir)
     if monkeypatch is not None:  # the runtime before issue 15: no guard, arguments as drawn
-        import envfactory.runtime.session as session_mod
+        import envfactory.runtime.writes as session_mod
         import envfactory.verify.args as args_mod
 
         class _Off:
