@@ -25,7 +25,6 @@ OVERSIZE: dict[str, int] = {
     "envfactory/explore/actions.py": 959,
     "envfactory/explore/resources.py:plan_operation": 101,
     "envfactory/explore/tools.py": 800,
-    "envfactory/graph/tool_graph.py:build_tool_graph": 140,
     "envfactory/ingest/crawl.py": 618,
     "envfactory/ingest/markdown.py": 679,
     "envfactory/runtime/session.py": 604,
@@ -33,8 +32,6 @@ OVERSIZE: dict[str, int] = {
     "envfactory/spec/roles.py": 887,
     "envfactory/spec/roles.py:infer_role": 106,
     "envfactory/synth/realize.py": 648,
-    "envfactory/synth/rollout.py:run_rollout": 109,
-    "envfactory/synth/tasks.py": 686,
     "envfactory/verify/mutants.py:build_mutants": 136,
 }
 
