@@ -31,7 +31,6 @@ OVERSIZE: dict[str, int] = {
     "envfactory/spec/model.py": 604,
     "envfactory/spec/roles.py": 887,
     "envfactory/spec/roles.py:infer_role": 106,
-    "envfactory/synth/realize.py": 648,
     "envfactory/verify/mutants.py:build_mutants": 136,
 }
 
