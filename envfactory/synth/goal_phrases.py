@@ -14,13 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from ..graph.plan import is_ref
 from ..spec import EnvSpec, FieldType, ToolKind
-from ..text import article, format_answer, humanize, join_phrases, phrases, plural
+from ..text import article, format_answer, humanize, join_phrases, paraphrases, phrases, plural
 from .phrasing import describe, ftype, id_like, is_person_entity, label, say_value, usable, value_phrase
 
 if TYPE_CHECKING:
     from .realize import _Realizer
 
 __all__: list[str] = []
+
+_PLURAL_VERBS = (
+    (" that has ", " that have "),
+    (" that shows ", " that show "),
+    (" that lists ", " that list "),
+)
 
 
 def _write_values(r: _Realizer, t: Any, st: Any, hidden: dict[str, Any], *, to: bool = False) -> list[str]:
@@ -82,7 +88,7 @@ def _write_phrase(r: _Realizer, t: Any, st: Any) -> str:
     if t.kind == ToolKind.update:
         vals = _write_values(r, t, st, r.hidden, to=True)
         return (
-            f"{rng.choice(phrases('update_verbs'))} the {join_phrases(vals)} on it"
+            f"{rng.choice(paraphrases('update_verbs'))} the {join_phrases(vals)} on it"
             if vals
             else f"update the {noun}"
         )
@@ -103,14 +109,14 @@ def _goal_phrase(
 ) -> tuple[str, list[str]]:
     """The request for one goal step and the answer facts it asks for."""
     spec, rng = r.spec, r.rng
-    obj = describe(spec, t.entity, own, "the", extra) + ctx
+    obj = describe(spec, t.entity, own, "the", extra, rng) + ctx
     own_fields = {f for f, _ in own}
     if t.kind == ToolKind.get:
         fields = _answer_fields(spec, t.entity, out or {}, stated, rng, exclude=own_fields)
         ask = join_phrases([label(spec, t.entity, f) for f, _ in fields]) or "details"
         its = "their" if is_person_entity(spec.entity(t.entity)) else "its"
-        tell = rng.choice(phrases("tell_me")).format(its=its, what=ask)
-        return f"{rng.choice(phrases('get_verbs'))} {obj} {tell}", [format_answer(v) for _, v in fields]
+        tell = rng.choice(paraphrases("tell_me")).format(its=its, what=ask)
+        return f"{rng.choice(paraphrases('get_verbs'))} {obj} {tell}", [format_answer(v) for _, v in fields]
     if t.kind == ToolKind.list:
         return _list_phrase(r, t, own, extra, ctx, out, stated)
     if t.kind == ToolKind.create:
@@ -120,19 +126,21 @@ def _goal_phrase(
             s += ("," if ctx else "") + " with " + join_phrases(vals)
         pk = spec.entity(t.entity).primary_key
         if isinstance(out, dict) and pk in out and rng.random() < 0.5:
-            return s + f", and give me the new {humanize(t.entity)}'s reference", [format_answer(out[pk])]
+            ref = rng.choice(paraphrases("new_reference")).format(noun=humanize(t.entity))
+            return s + ref, [format_answer(out[pk])]
         return s, []
     if t.kind == ToolKind.update:
         vals = _write_values(r, t, st, {}, to=True)
         for pname, desc in new_refs.items():
             p = t.param(pname)
             vals.append(f"{label(spec, t.entity, p.field or pname)} to {desc}")
-        verb = rng.choice(phrases("update_verbs"))
+        verb = rng.choice(paraphrases("update_verbs"))
         if not vals:
             return f"{verb} {obj}", []
-        return f"{verb} the {join_phrases(vals)} on {obj}", []
+        form = rng.choice(paraphrases("update_forms"))
+        return form.format(verb=verb, vals=join_phrases(vals), obj=obj), []
     if t.kind == ToolKind.delete:
-        return f"{rng.choice(phrases('verbs')['delete'])} {obj}", []
+        return f"{rng.choice(paraphrases('delete_verbs'))} {obj}", []
     vals = _write_values(r, t, st, r.hidden)
     return f"{_verb(t.name, rng)} {obj}" + (" with " + join_phrases(vals) if vals else ""), []
 
@@ -145,18 +153,20 @@ def _list_phrase(
     noun = humanize(t.entity)
     items = (out or {}).get("items") or []
     many = plural(noun)
-    base = describe(spec, t.entity, own, "", extra).strip()
+    base = describe(spec, t.entity, own, "", extra, rng).strip()
+    for one, many_form in _PLURAL_VERBS:  # 'slots that have', not 'slots that has'
+        base = base.replace(one, many_form)
     base = base.replace(noun, many, 1) if base.startswith(noun) or f" {noun}" in base else many
     if items and len(items) <= 3 and not (out or {}).get("has_more"):
         disp = _list_answer_field(spec, t.entity, items, {f for f, _ in own}, stated)
         if disp:
-            tell = rng.choice(phrases("tell_me")).format(its="their", what=label(spec, t.entity, disp))
-            return f"{rng.choice(phrases('list_verbs'))} {base}{ctx} {tell}", [
+            tell = rng.choice(paraphrases("tell_me")).format(its="their", what=label(spec, t.entity, disp))
+            return f"{rng.choice(paraphrases('list_verbs'))} {base}{ctx} {tell}", [
                 format_answer(it[disp]) for it in items
             ]
         if str(len(items)) not in stated and str(len(items)) not in re.findall(r"\d+", base + ctx):
-            return rng.choice(phrases("how_many")).format(what=f"{base}{ctx}"), [str(len(items))]
-    return f"{rng.choice(phrases('list_verbs'))} {base}{ctx}", []
+            return rng.choice(paraphrases("how_many")).format(what=f"{base}{ctx}"), [str(len(items))]
+    return f"{rng.choice(paraphrases('list_verbs'))} {base}{ctx}", []
 
 
 def _sayable(v: Any) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 from ..graph import GoldResult
 from ..graph.plan import REF, is_ref
 from ..spec import EnvSpec, Persona, SubGoal, ToolKind
-from ..text import format_answer, implausible_count, join_phrases, phrases
+from ..text import format_answer, implausible_count, join_phrases, paraphrases, phrases
 from .goal_phrases import _goal_phrase, _write_phrase
 from .phrasing import (
     describe,
@@ -38,6 +38,7 @@ from .phrasing import (
     usable,
 )
 from .selections import Selection, find_selections
+from .user_sim import fact_name
 
 __all__ = [
     "Realization",
@@ -127,6 +128,15 @@ def _inst_key(entity: str, key: str) -> str:
 
 def _ent_of(inst: str) -> str:
     return inst.split("#", 1)[0]
+
+
+def _askable(key: str) -> bool:
+    """Whether the assistant can ask for this fact without asking for an identifier (a fact named
+    'patient identifier' is said up front, never held back: the question would name an id)."""
+    return not _ID_WORDS.search(fact_name(key))
+
+
+_ID_WORDS = re.compile(r"\b(id|ids|uuid|identifier|identifiers)\b", re.I)
 
 
 def _tidy(s: str) -> str:
@@ -275,12 +285,13 @@ class _Realizer:
                 continue  # an update or action must say what it sets; only a new row's details may wait
             for k, _, v in facts:
                 if len(known) - len(hidden) > 2 and rng.random() < self.hide_rate and len(hidden) < 2:
-                    hidden[k] = v
+                    if _askable(k):
+                        hidden[k] = v
         sel_keys = {s.fact_key for s in self.selections}
         for facts in self.entity_facts.values():
             if len(facts) >= 3 and rng.random() < self.hide_rate and len(hidden) < 2:
                 k = facts[-1][0]
-                if k not in sel_keys:
+                if k not in sel_keys and _askable(k):
                     hidden[k] = known[k]
         if hidden:
             self.rules.append("parameter_omission")
@@ -364,13 +375,14 @@ class _Realizer:
         setup_bits = self._setup_bits(anc, used_setup, ctx_ents)
         ctx = ""
         if ctx_ents:
-            ctx = self.rng.choice(phrases("links")) + " of ".join(
+            ctx = self.rng.choice(paraphrases("links")) + self.rng.choice(paraphrases("links")).join(
                 describe(
                     spec,
                     _ent_of(e),
                     self._efacts(e) if e not in described else [],
                     "the",
                     self.extra_phrase.get(_ent_of(e), "") if e not in described else "",
+                    self.rng,
                 )
                 for e in ctx_ents[:3]
             )
@@ -391,7 +403,7 @@ class _Realizer:
         )
         if setup_bits:
             self.rules.append("action_compression")
-            phrase = join_phrases(setup_bits) + " and " + phrase
+            phrase = join_phrases(setup_bits) + self.rng.choice(paraphrases("setup_joins")) + phrase
         return phrase, steps, reveals, ans
 
     def _setup_bits(self, anc: list[int], used_setup: set[int], ctx_ents: list[str]) -> list[str]:
@@ -426,10 +438,10 @@ class _Realizer:
     ) -> tuple[str, list[SubGoal]]:
         """The goal (the request alone: the greeting is the user's, once, in the first message) and
         one sub-goal per request, each with the answer facts it asks for."""
-        rng, asks = self.rng, phrases("asks")[self.style]
+        rng, asks = self.rng, paraphrases("asks")[self.style]
         req = phrased[0][0]
         for p, _, _ in phrased[1:]:
-            req += rng.choice(phrases("joins")) + p
+            req += rng.choice(paraphrases("joins")) + p
         subgoals = []
         for (p, steps, reveals), ans in zip(phrased, answers_of):
             subgoals.append(
@@ -444,6 +456,6 @@ class _Realizer:
                     decline=decline,
                 )
             )
-            req += rng.choice(phrases("joins")) + ask
+            req += rng.choice(paraphrases("joins")) + ask
         goal = _tidy(rng.choice(asks).format(req=req))
         return goal, subgoals
