@@ -443,9 +443,12 @@ class _Realizer:
         for p, _, _ in phrased[1:]:
             req += rng.choice(paraphrases("joins")) + p
         subgoals = []
-        for (p, steps, reveals), ans in zip(phrased, answers_of):
+        for k, ((p, steps, reveals), ans) in enumerate(zip(phrased, answers_of)):
+            table = asks if k == 0 else paraphrases("follow_asks")
             subgoals.append(
-                SubGoal(text=_tidy(rng.choice(asks).format(req=p)), steps=steps, reveals=reveals, answers=ans)
+                SubGoal(
+                    text=_tidy(rng.choice(table).format(req=p)), steps=steps, reveals=reveals, answers=ans
+                )
             )
         if self.refusal is not None:
             ask, decline = self.refusal
