@@ -150,9 +150,10 @@ class _Script:
         t = self.env.spec.tool(step.tool)
         purpose = _purpose(t.description)
         if purpose and self.rng.random() < 0.6:
-            text = (
-                self.rng.choice(phrases("oracle_purpose")).format(what=purpose) + _say_args(step.args) + "."
-            )
+            # 'First I'll ...' opens a turn and 'Next, I'll ...' follows a step, never the other way round
+            skip = "Next" if first else "First"
+            options = [o for o in phrases("oracle_purpose") if not o.startswith(skip)]
+            text = self.rng.choice(options).format(what=purpose) + _say_args(step.args) + "."
         else:
             verb = " ".join(_words(step.tool).split()[:2])
             text = self.rng.choice(phrases("oracle_before")[t.kind.value]).format(
@@ -164,9 +165,9 @@ class _Script:
         step = self.task.gold[i]
         t = self.env.spec.tool(step.tool)
         if t.writes and step.role == "goal" and self.rng.random() < self.confirm_rate:
-            c = self.rng.choice(phrases("oracle_confirm")).format(
-                verb=" ".join(_words(step.tool).split()[:2])
-            )
+            # the tool's verb and the row's noun ('update the task'), not the tool name's first words
+            verb = f"{_words(step.tool).split()[0]} the {_words(t.entity)}"
+            c = self.rng.choice(phrases("oracle_confirm")).format(verb=verb)
             if not match_asked_facts(c, self.keys):  # a confirmation the user could read as naming a fact
                 self.msgs.append(ChatMessage.assistant(c))
                 first = False
