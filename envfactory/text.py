@@ -33,6 +33,7 @@ __all__ = [
     "English",
     "english",
     "phrases",
+    "paraphrases",
     "plural",
     "singular",
     "article",
@@ -50,6 +51,7 @@ __all__ = [
 ]
 
 DATA_FILE = "english.yaml"
+PARAPHRASE_FILE = "paraphrases.yaml"
 
 
 class _Strict(BaseModel):
@@ -133,6 +135,20 @@ def english() -> English:
 def phrases(name: str) -> Any:
     """A phrase table from the data file: a list of choices, or choices by style or kind."""
     return english().phrases[name]
+
+
+@cache
+def _paraphrase_tables() -> dict[str, Any]:
+    import yaml
+
+    text = resources.files("envfactory").joinpath("data", PARAPHRASE_FILE).read_text(encoding="utf-8")
+    out = yaml.safe_load(text)
+    return out if isinstance(out, dict) else {}
+
+
+def paraphrases(name: str) -> Any:
+    """A paraphrase table (``data/paraphrases.yaml``): many ways to say one part of a request."""
+    return _paraphrase_tables()[name]
 
 
 # ---- nouns ---------------------------------------------------------------------------------------

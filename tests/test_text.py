@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from envfactory import text
@@ -228,10 +230,15 @@ def test_the_data_file_loads_and_phrase_tables_are_well_formed():
     e = text.english()
     assert len(e.months) == 12
     styles = text.phrases("styles")
-    for table in ("openers", "asks", "user_open", "user_next", "user_reveal", "user_confirm"):
+    for table in ("openers", "user_open", "user_next", "user_reveal", "user_confirm"):
         assert set(text.phrases(table)) == set(styles), table
+    assert set(text.paraphrases("asks")) == set(styles)
     assert {"list", "get", "create", "update", "delete", "action"} == set(text.phrases("oracle_before"))
-    assert all("{req}" in a for style in styles for a in text.phrases("asks")[style])
+    assert all("{req}" in a for style in styles for a in text.paraphrases("asks")[style])
+    assert all(
+        {"{verb}", "{vals}", "{obj}"} <= set(re.findall(r"\{\w+\}", f))
+        for f in text.paraphrases("update_forms")
+    )
     # nothing in the word lists is a YAML surprise (an unquoted "no" read as False)
     assert all(
         isinstance(w, str) for w in [*e.nouns.uncountable, *e.fields.null_words, *e.questions.stop_words]

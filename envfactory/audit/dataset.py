@@ -62,6 +62,7 @@ DEFECTS = (
     ("double_greeting", "two greetings in the first user message", "0"),
     ("held_back", "earlier sub-goal's answer held back to the end", "<= 2%"),
     ("premature_work", "work on a sub-goal before the user raises it", "-"),
+    ("stated_early", "answer stated before the user asks for it", "-"),
     ("short_facts", "required fact of <= 2 characters", "-"),
 )
 SHARES = (
@@ -239,7 +240,7 @@ def _row_defects(row: dict[str, Any], env: Any, state: Any) -> dict[str, list[st
     out["answer_handed_over"] = [f for f in view.required if has_value(user_c, {canon(f).strip()})]
     first = next((m.get("content") or "" for m in msgs if m["role"] == "user"), "")
     out["double_greeting"] = [first[:80]] if len(_GREETING.findall(first)) >= 2 else []
-    out["held_back"], out["premature_work"] = _turn_taking(msgs, user, view)
+    out["held_back"], out["premature_work"], out["stated_early"] = _turn_taking(msgs, user, view)
     out["short_facts"] = [f for f in view.required if len(str(f).strip()) <= 2]
     return out
 
@@ -261,20 +262,39 @@ def _asks_for_id(spec: Any, view: GoldView, msgs: list[dict[str, Any]]) -> list[
 
 def _turn_taking(
     msgs: list[dict[str, Any]], user: dict[str, Any], view: GoldView
-) -> tuple[list[str], list[str]]:
-    turns = _turns(msgs, [sg.get("text") or "" for sg in user.get("subgoals") or []])
+) -> tuple[list[str], list[str], list[str]]:
+    """(answers held back past the turn that asks for them, gold calls made before their sub-goal is
+    raised, answers said in an earlier turn's closing than the one that asks for them). The turn that
+    asks for a fact is the sub-goal whose ``answers`` list it; where no sub-goal lists answers (older
+    datasets), the first turn whose tool results hold it."""
+    subgoals = user.get("subgoals") or []
+    turns = _turns(msgs, [sg.get("text") or "" for sg in subgoals])
+    due_of: dict[str, int] = {}
+    for k, sg in enumerate(subgoals):
+        for f in sg.get("answers") or []:
+            due_of.setdefault(f, k)
     held: list[str] = []
+    early: list[str] = []
     if len(turns) > 1:
         for f in view.required:
             fc = {canon(f).strip()}
-            at = next(
-                (k for k, t in enumerate(turns) if any(has_value(canon(r), fc) for r in _tool_results(t))),
-                None,
-            )
+            at = due_of.get(f) if due_of else None
+            if at is None:
+                at = next(
+                    (
+                        k
+                        for k, t in enumerate(turns)
+                        if any(has_value(canon(r), fc) for r in _tool_results(t))
+                    ),
+                    None,
+                )
             if at is not None and at < len(turns) - 1 and not has_value(canon(_closing(turns[at])), fc):
                 held.append(f)
+            if f in due_of and any(
+                has_value(canon(_closing(t)), fc) for t in turns[: min(at or 0, len(turns))]
+            ):
+                early.append(f)
     premature: list[str] = []
-    subgoals = user.get("subgoals") or []
     first_sg: dict[int, int] = {}
     for k, sg in enumerate(subgoals):
         for s in sg.get("steps") or []:
@@ -289,7 +309,7 @@ def _turn_taking(
         if i in first_sg and made[j][0] < first_sg[i]:
             premature.append(c["tool"])
         j += 1
-    return held, premature
+    return held, premature, early
 
 
 def _recovered(msgs: list[dict[str, Any]]) -> bool:

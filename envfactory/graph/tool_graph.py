@@ -215,6 +215,24 @@ def build_tool_graph(spec: EnvSpec, *, weak_threshold: float = WEAK_THRESHOLD) -
     g = nx.DiGraph(env=spec.name, domain=spec.domain, kind="tool_graph", version=1)
     ents = {e.name: e for e in spec.entities}
     outputs = {t.name: tool_outputs(spec, t) for t in spec.tools}
+    _add_nodes(g, spec)
+    # supplies: strong (relations, id types) first, weak (similarity) where no strong edge.
+    for t in spec.tools:
+        for p in t.params:
+            pid = f"{t.name}.{p.name}"
+            target = g.nodes[pid]["entity"]
+            if g.nodes[pid]["source"] == "discover" and target in ents:
+                _add_strong_supplies(g, spec, ents, outputs, t, p, target)
+            if target in ents:
+                continue  # the spec's relations say where this id comes from
+            _add_weak_supplies(g, spec, ents, outputs, t, p, weak_threshold)
+    _add_state_edges(g, spec, ents)
+    _annotate_depth(g, spec)
+    return g
+
+
+def _add_nodes(g: nx.DiGraph, spec: EnvSpec) -> None:
+    """A node per tool and per parameter, each parameter classified (where its value comes from)."""
     for t in spec.tools:
         g.add_node(
             t.name,
@@ -247,75 +265,90 @@ def build_tool_graph(spec: EnvSpec, *, weak_threshold: float = WEAK_THRESHOLD) -
             )
             g.add_edge(pid, t.name, edge="input", required=p.required)
 
-    # supplies: strong (relations, id types) first, weak (similarity) where no strong edge.
-    for t in spec.tools:
-        for p in t.params:
-            pid = f"{t.name}.{p.name}"
-            target = g.nodes[pid]["entity"]
-            if g.nodes[pid]["source"] == "discover" and target in ents:
-                pk = ents[target].primary_key
-                for u in spec.tools:
-                    if u.name == t.name or not outputs[u.name]:
-                        continue
-                    uent = ents[u.entity]
-                    if (
-                        u.entity == target
-                        and pk in outputs[u.name]
-                        and u.kind in (ToolKind.list, ToolKind.create)
-                    ):
-                        g.add_edge(
-                            u.name,
-                            pid,
-                            edge="supplies",
-                            strength="strong",
-                            via="pk",
-                            output_field=pk,
-                            output_fields=[pk],
-                            score=1.0,
-                        )
-                        continue
-                    fks = [f for f in outputs[u.name] if uent.field(f).ref == target]
-                    if fks and u.entity != target:
-                        # a field named like the parameter is the likelier one (origin vs destination)
-                        fks = sorted(fks, key=lambda f: f not in (p.name, p.field))
-                        g.add_edge(
-                            u.name,
-                            pid,
-                            edge="supplies",
-                            strength="strong",
-                            via="fk",
-                            output_field=fks[0],
-                            output_fields=fks,
-                            score=1.0,
-                        )
-            if target in ents:
-                continue  # the spec's relations say where this id comes from
-            for u in spec.tools:
-                # weak guesses come from reads, the tools a person would look facts up with
-                if u.name == t.name or u.kind not in (ToolKind.get, ToolKind.list) or g.has_edge(u.name, pid):
-                    continue
-                uent = ents[u.entity]
-                best, best_f = 0.0, None
-                for fname in outputs[u.name]:
-                    if u.kind == ToolKind.get and fname == uent.primary_key:
-                        continue  # a get echoes the key it was given
-                    f = uent.field(fname)
-                    s = _similarity(p, p.description, fname, f.type, f.enum, f.description)
-                    if s > best:
-                        best, best_f = s, fname
-                if best_f is not None and best >= weak_threshold:
-                    g.add_edge(
-                        u.name,
-                        pid,
-                        edge="supplies",
-                        strength="weak",
-                        via="similar",
-                        output_field=best_f,
-                        output_fields=[best_f],
-                        score=best,
-                    )
 
-    # state: entities created, field values set that preconditions ask for.
+def _add_strong_supplies(
+    g: nx.DiGraph,
+    spec: EnvSpec,
+    ents: dict[str, EntitySpec],
+    outputs: dict[str, list[str]],
+    t: ToolSpec,
+    p: ParamSpec,
+    target: str,
+) -> None:
+    """Edges from the tools whose output holds the id ``p`` needs: the row's key or a foreign key."""
+    pid = f"{t.name}.{p.name}"
+    pk = ents[target].primary_key
+    for u in spec.tools:
+        if u.name == t.name or not outputs[u.name]:
+            continue
+        uent = ents[u.entity]
+        if u.entity == target and pk in outputs[u.name] and u.kind in (ToolKind.list, ToolKind.create):
+            g.add_edge(
+                u.name,
+                pid,
+                edge="supplies",
+                strength="strong",
+                via="pk",
+                output_field=pk,
+                output_fields=[pk],
+                score=1.0,
+            )
+            continue
+        fks = [f for f in outputs[u.name] if uent.field(f).ref == target]
+        if fks and u.entity != target:
+            # a field named like the parameter is the likelier one (origin vs destination)
+            fks = sorted(fks, key=lambda f: f not in (p.name, p.field))
+            g.add_edge(
+                u.name,
+                pid,
+                edge="supplies",
+                strength="strong",
+                via="fk",
+                output_field=fks[0],
+                output_fields=fks,
+                score=1.0,
+            )
+
+
+def _add_weak_supplies(
+    g: nx.DiGraph,
+    spec: EnvSpec,
+    ents: dict[str, EntitySpec],
+    outputs: dict[str, list[str]],
+    t: ToolSpec,
+    p: ParamSpec,
+    weak_threshold: float,
+) -> None:
+    """Edges from reads whose output field looks like ``p`` (no relation says where it comes from)."""
+    pid = f"{t.name}.{p.name}"
+    for u in spec.tools:
+        # weak guesses come from reads, the tools a person would look facts up with
+        if u.name == t.name or u.kind not in (ToolKind.get, ToolKind.list) or g.has_edge(u.name, pid):
+            continue
+        uent = ents[u.entity]
+        best, best_f = 0.0, None
+        for fname in outputs[u.name]:
+            if u.kind == ToolKind.get and fname == uent.primary_key:
+                continue  # a get echoes the key it was given
+            f = uent.field(fname)
+            s = _similarity(p, p.description, fname, f.type, f.enum, f.description)
+            if s > best:
+                best, best_f = s, fname
+        if best_f is not None and best >= weak_threshold:
+            g.add_edge(
+                u.name,
+                pid,
+                edge="supplies",
+                strength="weak",
+                via="similar",
+                output_field=best_f,
+                output_fields=[best_f],
+                score=best,
+            )
+
+
+def _add_state_edges(g: nx.DiGraph, spec: EnvSpec, ents: dict[str, EntitySpec]) -> None:
+    """State edges: entities created, field values set that preconditions ask for."""
     for t in spec.tools:
         tent = ents[t.entity]
         needs: list[tuple[str, str | None]] = []  # (entity, fk param field or None for own row)
@@ -348,8 +381,6 @@ def build_tool_graph(spec: EnvSpec, *, weak_threshold: float = WEAK_THRESHOLD) -
                 g.add_edge(
                     u.name, t.name, edge="state", reasons=reasons, creates=creates, satisfies=satisfies
                 )
-    _annotate_depth(g, spec)
-    return g
 
 
 def _annotate_depth(g: nx.DiGraph, spec: EnvSpec) -> None:

@@ -20,7 +20,7 @@ from ..reward import normalize_text, score_trajectory
 from ..spec import EnvSpec, Task, ToolKind
 from ..text import format_answer, format_plain
 from .decontam import DEFAULT_THRESHOLD, NgramIndex
-from .invariants import GoldView, goal_mismatches, internal_ids, invented_args, unused_calls
+from .invariants import GoldView, goal_mismatches, internal_ids, invented_args, says_answer, unused_calls
 from .phrasing import ftype, id_like, parse_fact_key, say_value
 from .selections import candidates_after_facts
 
@@ -273,10 +273,8 @@ def check_resolves(task: Task, spec: EnvSpec, state: Any | None) -> Finding:
 
 def check_not_handed_over(task: Task) -> Finding:
     """No required fact is among the user's own words (an answer that repeats them earns nothing)."""
-    from ..reward import fact_in_text
-
-    words = user_words(task) + " " + task.persona.name
-    bad = [f for f in task.reward.required_facts if fact_in_text(f, words)]
+    words = " ".join([user_words(task), task.persona.name] + [s.text for s in task.subgoals])
+    bad = says_answer(task, words)
     return Finding("not_handed_over", not bad, f"the user already says {bad[0]!r}" if bad else "")
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "goal_mismatches",
     "internal_ids",
     "CONTROL_ARGS",
+    "says_answer",
 ]
 
 CONTROL_ARGS = frozenset(
@@ -78,6 +79,13 @@ def value_forms(v: Any, ft: Any = None, fname: str = "") -> set[str]:
 
 def has_value(text_canon: str, forms: Iterable[str]) -> bool:
     return any(f" {f} " in text_canon for f in forms)
+
+
+def says_answer(task: Any, text: str) -> list[str]:
+    """The task's required facts that ``text`` already states, found as the dataset audit finds them
+    (whole words anywhere in the text, so 'great' is in 'Great, thanks')."""
+    c = canon(text)
+    return [f for f in task.reward.required_facts if canon(f).strip() and has_value(c, {canon(f).strip()})]
 
 
 @dataclass
@@ -340,6 +348,7 @@ def goal_mismatches(spec: EnvSpec, state: Any, view: GoldView) -> list[str]:
         except KeyError:
             continue
         if t.kind == ToolKind.create:
+            out.extend(_parent_mismatches(spec, state, view, c, t, created))
             o = view.outputs[i] if i < len(view.outputs) else None
             if isinstance(o, dict):
                 created.add(o.get(spec.entity(t.entity).primary_key))
@@ -355,6 +364,32 @@ def goal_mismatches(spec: EnvSpec, state: Any, view: GoldView) -> list[str]:
         elif not any(p == {key} for p in picks):
             sizes = "/".join(str(len(p)) for p in picks)
             out.append(f"{c['tool']}: the goal's words pick {sizes} {t.entity} row(s), not just {key}")
+    return out
+
+
+def _parent_mismatches(
+    spec: EnvSpec, state: Any, view: GoldView, c: dict[str, Any], t: Any, created: set[Any]
+) -> list[str]:
+    """The rows a create links to (its foreign keys, found by a look-up) which the goal's descriptors
+    do not pick out uniquely: 'an order of the customer with email X' must name that customer."""
+    out = []
+    ent = spec.entity(t.entity)
+    for p in t.params:
+        v = (c.get("args") or {}).get(p.name)
+        f = p.field or p.name
+        ref = ent.field(f).ref if ent.has_field(f) else None
+        if v is None or ref is None or v in created or v not in state.by_pk.get(ref, {}):
+            continue
+        if p.name not in (c.get("refs") or {}):
+            continue  # not looked up (a documented default or a value the user gave)
+        picks = resolve_targets(spec, state, view.facts, ref)
+        if not picks:
+            out.append(f"{c['tool']}: nothing in the goal says which {ref} ({v}) the new {t.entity} is for")
+        elif not any(pk == {v} for pk in picks):
+            sizes = "/".join(str(len(pk)) for pk in picks)
+            out.append(
+                f"{c['tool']}: the goal's words pick {sizes} {ref} row(s) for the new {t.entity}, not just {v}"
+            )
     return out
 
 

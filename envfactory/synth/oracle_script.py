@@ -23,7 +23,7 @@ from typing import Any
 
 from ..llm import ChatMessage, ToolCall
 from ..spec import FieldType, Task, ToolKind
-from ..text import english, format_plain, phrases, plural
+from ..text import english, format_plain, paraphrases, phrases, plural
 from .user_sim import fact_name, match_asked_facts
 
 __all__ = ["write_script", "call_id", "wrong_form"]
@@ -89,17 +89,20 @@ def wrong_form(env: Any, tool: str, args: dict[str, Any]) -> tuple[dict[str, Any
     t = env.spec.tool(tool)
     for p in t.params:
         v = args.get(p.name)
-        if v is None or isinstance(v, (bool, list, dict)):
+        if v is None or isinstance(v, (list, dict)):
             continue
         cands: list[Any] = []
-        if p.enum and isinstance(v, str):
+        if isinstance(v, bool):
+            cands = ["yes" if v else "no"]  # a yes/no said as a word, not a boolean
+        elif p.enum and isinstance(v, str):
             cands = [v.title(), v.upper(), v.replace("_", " ")]
         elif p.type in (FieldType.date, FieldType.datetime) and isinstance(v, str) and len(v) >= 10:
             from ..text import format_date
 
             cands = [format_date(v[:10])]
         elif p.type in (FieldType.integer, FieldType.number) and isinstance(v, (int, float)):
-            cands = [str(v)]
+            words = paraphrases("number_words")
+            cands = [str(v)] + ([words[v]] if isinstance(v, int) and 0 <= v < len(words) else [])
         for c in cands:
             if c == v:
                 continue
@@ -147,9 +150,10 @@ class _Script:
         t = self.env.spec.tool(step.tool)
         purpose = _purpose(t.description)
         if purpose and self.rng.random() < 0.6:
-            text = (
-                self.rng.choice(phrases("oracle_purpose")).format(what=purpose) + _say_args(step.args) + "."
-            )
+            # 'First I'll ...' opens a turn and 'Next, I'll ...' follows a step, never the other way round
+            skip = "Next" if first else "First"
+            options = [o for o in phrases("oracle_purpose") if not o.startswith(skip)]
+            text = self.rng.choice(options).format(what=purpose) + _say_args(step.args) + "."
         else:
             verb = " ".join(_words(step.tool).split()[:2])
             text = self.rng.choice(phrases("oracle_before")[t.kind.value]).format(
@@ -161,9 +165,9 @@ class _Script:
         step = self.task.gold[i]
         t = self.env.spec.tool(step.tool)
         if t.writes and step.role == "goal" and self.rng.random() < self.confirm_rate:
-            c = self.rng.choice(phrases("oracle_confirm")).format(
-                verb=" ".join(_words(step.tool).split()[:2])
-            )
+            # the tool's verb and the row's noun ('update the task'), not the tool name's first words
+            verb = f"{_words(step.tool).split()[0]} the {_words(t.entity)}"
+            c = self.rng.choice(phrases("oracle_confirm")).format(verb=verb)
             if not match_asked_facts(c, self.keys):  # a confirmation the user could read as naming a fact
                 self.msgs.append(ChatMessage.assistant(c))
                 first = False
@@ -239,7 +243,7 @@ def write_script(
     seed: int = 0,
     attempt: int = 0,
     confirm_rate: float = 0.3,
-    recover_rate: float = 0.15,
+    recover_rate: float = 0.3,
 ) -> list[ChatMessage]:
     """The oracle's messages for ``task``, in order (see the module docstring)."""
     sc = _Script(task, env, seed, attempt, confirm_rate, recover_rate)
@@ -270,21 +274,10 @@ def write_script(
                 first = False
             sc.run_step(i, first)
             first = False
+        # Only what this request asks for: an answer to a later request waits until the user asks.
         answers = list(sg.answers) if sg is not None and task.subgoals else list(task.answer_facts)
-        found = [
-            f
-            for f in task.answer_facts
-            if f not in answers and f not in sc.said and any(_holds(task.gold[i].output, f) for i in steps)
-        ]
-        sc.close(steps, answers + found, last)
+        sc.close(steps, answers, last)
     return sc.msgs
-
-
-def _holds(output: Any, fact: str) -> bool:
-    """Whether a call's output holds the fact as a value (what the audit calls 'found')."""
-    from ..reward import fact_in_text
-
-    return fact_in_text(fact, json.dumps(output, ensure_ascii=False, default=str).replace('"', " "))
 
 
 def _summary(env: Any, tool: str, output: Any) -> str:

@@ -7,6 +7,8 @@ reservation in Paris with check-in date July 8, 2026 and 2 guests".
 
 from __future__ import annotations
 
+import random
+import re
 from typing import Any
 
 from ..spec import EnvSpec, FieldType
@@ -19,6 +21,7 @@ from ..text import (
     humanize,
     implausible_count,
     join_phrases,
+    paraphrases,
 )
 
 __all__ = [
@@ -147,9 +150,15 @@ def _bool_adj(spec: EnvSpec, entity: str, fname: str, v: Any) -> str:
 
 
 def describe(
-    spec: EnvSpec, entity: str, facts: list[tuple[str, Any]], article: str = "the", phrase: str = ""
+    spec: EnvSpec,
+    entity: str,
+    facts: list[tuple[str, Any]],
+    article: str = "the",
+    phrase: str = "",
+    rng: random.Random | None = None,
 ) -> str:
-    """'the confirmed available room in Paris with seat 12A' from an entity's facts."""
+    """'the confirmed available room in Paris with seat 12A' from an entity's facts. With ``rng``, the
+    facts come in a seeded order after one of many connectors ('with', 'listed with', 'that has')."""
     fields = english().fields
     places = fields.place_fields
     noun = humanize(entity)
@@ -168,16 +177,25 @@ def describe(
             adjs.append(_bool_adj(spec, entity, f, v))
         elif f in places:
             place.append((places.index(f), say_value(ft, f, v)))
+        elif rng is not None and isinstance(v, str) and _SELF_EVIDENT.match(v) and rng.random() < 0.5:
+            rest.append(say_value(ft, f, v))  # an email or a web address says what it is
         else:
             rest.append(fact_phrase(spec, entity, f, v))
+    if rng is not None and article == "the" and not is_person_entity(spec.entity(entity)):
+        article = rng.choice(paraphrases("articles"))
     s = f"{article} {' '.join(adjs) + ' ' if adjs else ''}{noun}"
     if place:
         s += " in " + ", ".join(p for _, p in sorted(place))
     if rest:
-        s += " with " + join_phrases(rest)
+        if rng is not None:
+            rng.shuffle(rest)
+        s += (rng.choice(paraphrases("with")) if rng is not None else " with ") + join_phrases(rest)
     if phrase:
         s += f" ({phrase})"
     return s.strip()
+
+
+_SELF_EVIDENT = re.compile(r"^(https?://\S+|[\w.+-]+@[\w-]+(\.[\w-]+)+)$")
 
 
 def superlative(fname: str, low: bool, spec: EnvSpec | None = None, entity: str = "") -> str:

@@ -102,7 +102,7 @@ class OraclePolicy:
     name = "oracle"
     attempts = 1
 
-    def __init__(self, *, seed: int = 0, confirm_rate: float = 0.3, recover_rate: float = 0.15):
+    def __init__(self, *, seed: int = 0, confirm_rate: float = 0.3, recover_rate: float = 0.3):
         self.seed = seed
         self.confirm_rate = confirm_rate
         self.recover_rate = recover_rate

@@ -20,28 +20,25 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from ..graph import GoldResult
 from ..graph.plan import REF, is_ref
-from ..spec import EnvSpec, FieldType, Persona, SubGoal, ToolKind
-from ..text import article, format_answer, humanize, implausible_count, join_phrases, phrases, plural
+from ..spec import EnvSpec, Persona, SubGoal, ToolKind
+from ..text import format_answer, implausible_count, join_phrases, paraphrases, phrases
+from .goal_phrases import _goal_phrase, _write_phrase
 from .phrasing import (
     describe,
-    ftype,
-    id_like,
     is_person_entity,
     label,
     parse_fact_key,
     person_name,
-    say_value,
     usable,
-    value_phrase,
 )
 from .selections import Selection, find_selections
+from .user_sim import fact_name
 
 __all__ = [
     "Realization",
@@ -131,6 +128,15 @@ def _inst_key(entity: str, key: str) -> str:
 
 def _ent_of(inst: str) -> str:
     return inst.split("#", 1)[0]
+
+
+def _askable(key: str) -> bool:
+    """Whether the assistant can ask for this fact without asking for an identifier (a fact named
+    'patient identifier' is said up front, never held back: the question would name an id)."""
+    return not _ID_WORDS.search(fact_name(key))
+
+
+_ID_WORDS = re.compile(r"\b(id|ids|uuid|identifier|identifiers)\b", re.I)
 
 
 def _tidy(s: str) -> str:
@@ -279,12 +285,13 @@ class _Realizer:
                 continue  # an update or action must say what it sets; only a new row's details may wait
             for k, _, v in facts:
                 if len(known) - len(hidden) > 2 and rng.random() < self.hide_rate and len(hidden) < 2:
-                    hidden[k] = v
+                    if _askable(k):
+                        hidden[k] = v
         sel_keys = {s.fact_key for s in self.selections}
         for facts in self.entity_facts.values():
             if len(facts) >= 3 and rng.random() < self.hide_rate and len(hidden) < 2:
                 k = facts[-1][0]
-                if k not in sel_keys:
+                if k not in sel_keys and _askable(k):
                     hidden[k] = known[k]
         if hidden:
             self.rules.append("parameter_omission")
@@ -368,13 +375,14 @@ class _Realizer:
         setup_bits = self._setup_bits(anc, used_setup, ctx_ents)
         ctx = ""
         if ctx_ents:
-            ctx = self.rng.choice(phrases("links")) + " of ".join(
+            ctx = self.rng.choice(paraphrases("links")) + self.rng.choice(paraphrases("links")).join(
                 describe(
                     spec,
                     _ent_of(e),
                     self._efacts(e) if e not in described else [],
                     "the",
                     self.extra_phrase.get(_ent_of(e), "") if e not in described else "",
+                    self.rng,
                 )
                 for e in ctx_ents[:3]
             )
@@ -395,7 +403,7 @@ class _Realizer:
         )
         if setup_bits:
             self.rules.append("action_compression")
-            phrase = join_phrases(setup_bits) + " and " + phrase
+            phrase = join_phrases(setup_bits) + self.rng.choice(paraphrases("setup_joins")) + phrase
         return phrase, steps, reveals, ans
 
     def _setup_bits(self, anc: list[int], used_setup: set[int], ctx_ents: list[str]) -> list[str]:
@@ -430,14 +438,17 @@ class _Realizer:
     ) -> tuple[str, list[SubGoal]]:
         """The goal (the request alone: the greeting is the user's, once, in the first message) and
         one sub-goal per request, each with the answer facts it asks for."""
-        rng, asks = self.rng, phrases("asks")[self.style]
+        rng, asks = self.rng, paraphrases("asks")[self.style]
         req = phrased[0][0]
         for p, _, _ in phrased[1:]:
-            req += rng.choice(phrases("joins")) + p
+            req += rng.choice(paraphrases("joins")) + p
         subgoals = []
-        for (p, steps, reveals), ans in zip(phrased, answers_of):
+        for k, ((p, steps, reveals), ans) in enumerate(zip(phrased, answers_of)):
+            table = asks if k == 0 else paraphrases("follow_asks")
             subgoals.append(
-                SubGoal(text=_tidy(rng.choice(asks).format(req=p)), steps=steps, reveals=reveals, answers=ans)
+                SubGoal(
+                    text=_tidy(rng.choice(table).format(req=p)), steps=steps, reveals=reveals, answers=ans
+                )
             )
         if self.refusal is not None:
             ask, decline = self.refusal
@@ -448,201 +459,6 @@ class _Realizer:
                     decline=decline,
                 )
             )
-            req += rng.choice(phrases("joins")) + ask
+            req += rng.choice(paraphrases("joins")) + ask
         goal = _tidy(rng.choice(asks).format(req=req))
         return goal, subgoals
-
-
-# ---- phrases for writes and goals ---------------------------------------------------------------
-
-
-def _write_values(r: _Realizer, t: Any, st: Any, hidden: dict[str, Any], *, to: bool = False) -> list[str]:
-    """This call's literal values as phrases ("3 guests", "email ann@x.org"); one per field.
-
-    A value is said when it is a fact the user holds for this tool (keys ``tool.param`` or
-    ``tool.param#n``, matched on the call's own value, so two calls of one tool never mix)
-    and not held back. ``to``: phrase as a new value ("email to ann@x.org").
-    """
-    facts = r.param_facts.get(st.tool, [])
-    kp = t.key_param.name if t.key_param else None
-    bits = []
-    for pname, arg in st.args.items():
-        if pname == kp or is_ref(arg):
-            continue
-        keys = [k for k, pn, v in facts if pn == pname and v == arg]
-        if not keys or all(k in hidden for k in keys):
-            continue
-        try:
-            p = t.param(pname)
-        except KeyError:
-            continue
-        f = p.field or pname
-        ft = ftype(r.spec, t.entity, f) or p.type
-        if to:
-            bits.append(f"{label(r.spec, t.entity, f)} to {say_value(ft, f, arg)}")
-        else:
-            bits.append(value_phrase(r.spec, t.entity, f, arg, ft))
-    return bits
-
-
-def _verb(tool_name: str, rng: random.Random) -> str:
-    parts = tool_name.split("_")
-    two = "_".join(parts[:2])
-    phrasal = phrases("phrasal_verbs")
-    if two in phrasal:
-        return phrasal[two]
-    return rng.choice(phrases("verbs").get(parts[0], [humanize(parts[0])]))
-
-
-def _create_clause(t: Any, rng: random.Random) -> str:
-    """'book a hotel reservation', 'make a payment': the new row is named, never its parent."""
-    noun = humanize(t.entity)
-    verbs = phrases("create_verbs")
-    verb = rng.choice(verbs.get(t.name.split("_")[0], verbs["create"]))
-    return f"{verb} {article(noun)} {noun}"
-
-
-def _write_phrase(r: _Realizer, t: Any, st: Any) -> str:
-    """A set-up write folded into the goal it serves."""
-    rng, noun = r.rng, humanize(t.entity)
-    if t.kind == ToolKind.create:
-        vals = _write_values(r, t, st, r.hidden)
-        if is_person_entity(r.spec.entity(t.entity)):
-            s = rng.choice(phrases("new_person")).format(noun=noun)
-        else:
-            s = _create_clause(t, rng)
-        return s + (" with " + join_phrases(vals) if vals else "")
-    if t.kind == ToolKind.update:
-        vals = _write_values(r, t, st, r.hidden, to=True)
-        return (
-            f"{rng.choice(phrases('update_verbs'))} the {join_phrases(vals)} on it"
-            if vals
-            else f"update the {noun}"
-        )
-    vals = _write_values(r, t, st, r.hidden)
-    return f"{_verb(t.name, rng)} it" + (" with " + join_phrases(vals) if vals else "")
-
-
-def _goal_phrase(
-    r: _Realizer,
-    t: Any,
-    st: Any,
-    own: list,
-    extra: str,
-    ctx: str,
-    out: Any,
-    stated: set[str],
-    new_refs: dict[str, str],
-) -> tuple[str, list[str]]:
-    """The request for one goal step and the answer facts it asks for."""
-    spec, rng = r.spec, r.rng
-    obj = describe(spec, t.entity, own, "the", extra) + ctx
-    own_fields = {f for f, _ in own}
-    if t.kind == ToolKind.get:
-        fields = _answer_fields(spec, t.entity, out or {}, stated, rng, exclude=own_fields)
-        ask = join_phrases([label(spec, t.entity, f) for f, _ in fields]) or "details"
-        its = "their" if is_person_entity(spec.entity(t.entity)) else "its"
-        tell = rng.choice(phrases("tell_me")).format(its=its, what=ask)
-        return f"{rng.choice(phrases('get_verbs'))} {obj} {tell}", [format_answer(v) for _, v in fields]
-    if t.kind == ToolKind.list:
-        return _list_phrase(r, t, own, extra, ctx, out, stated)
-    if t.kind == ToolKind.create:
-        vals = _write_values(r, t, st, r.hidden)
-        s = f"{_create_clause(t, rng)}{ctx}"
-        if vals:
-            s += ("," if ctx else "") + " with " + join_phrases(vals)
-        pk = spec.entity(t.entity).primary_key
-        if isinstance(out, dict) and pk in out and rng.random() < 0.5:
-            return s + f", and give me the new {humanize(t.entity)}'s reference", [format_answer(out[pk])]
-        return s, []
-    if t.kind == ToolKind.update:
-        vals = _write_values(r, t, st, {}, to=True)
-        for pname, desc in new_refs.items():
-            p = t.param(pname)
-            vals.append(f"{label(spec, t.entity, p.field or pname)} to {desc}")
-        verb = rng.choice(phrases("update_verbs"))
-        if not vals:
-            return f"{verb} {obj}", []
-        return f"{verb} the {join_phrases(vals)} on {obj}", []
-    if t.kind == ToolKind.delete:
-        return f"{rng.choice(phrases('verbs')['delete'])} {obj}", []
-    vals = _write_values(r, t, st, r.hidden)
-    return f"{_verb(t.name, rng)} {obj}" + (" with " + join_phrases(vals) if vals else ""), []
-
-
-def _list_phrase(
-    r: _Realizer, t: Any, own: list, extra: str, ctx: str, out: Any, stated: set[str]
-) -> tuple[str, list[str]]:
-    """A search: "find flights with ... and tell me their flight number", or "how many"."""
-    spec, rng = r.spec, r.rng
-    noun = humanize(t.entity)
-    items = (out or {}).get("items") or []
-    many = plural(noun)
-    base = describe(spec, t.entity, own, "", extra).strip()
-    base = base.replace(noun, many, 1) if base.startswith(noun) or f" {noun}" in base else many
-    if items and len(items) <= 3 and not (out or {}).get("has_more"):
-        disp = _list_answer_field(spec, t.entity, items, {f for f, _ in own}, stated)
-        if disp:
-            tell = rng.choice(phrases("tell_me")).format(its="their", what=label(spec, t.entity, disp))
-            return f"{rng.choice(phrases('list_verbs'))} {base}{ctx} {tell}", [
-                format_answer(it[disp]) for it in items
-            ]
-        if str(len(items)) not in stated and str(len(items)) not in re.findall(r"\d+", base + ctx):
-            return rng.choice(phrases("how_many")).format(what=f"{base}{ctx}"), [str(len(items))]
-    return f"{rng.choice(phrases('list_verbs'))} {base}{ctx}", []
-
-
-def _sayable(v: Any) -> bool:
-    """A value a person can read out as an answer (not an identifier-like or long string)."""
-    return v is not None and usable(v) and not (isinstance(v, str) and ("_" in v or len(v) > 40))
-
-
-def _list_answer_field(
-    spec: EnvSpec, entity: str, items: list[dict], own_fields: set[str], stated: set[str]
-) -> str | None:
-    """A field to ask about for every listed row: the display field unless the user already
-    said it (asking "travelers named Golden: tell me their last name" asks nothing)."""
-    ent = spec.entity(entity)
-    order = ([ent.display_field] if ent.display_field else []) + [f.name for f in ent.fields]
-    for fname in order:
-        if fname in own_fields or id_like(spec, entity, fname):
-            continue
-        try:
-            ft = ent.field(fname).type
-        except KeyError:
-            continue
-        if ft in (FieldType.object, FieldType.array, FieldType.boolean, FieldType.datetime):
-            continue
-        vals = [it.get(fname) for it in items]
-        if not all(_sayable(v) for v in vals):
-            continue
-        if all(format_answer(v) in stated or str(v) in stated for v in vals):
-            continue
-        return fname
-    return None
-
-
-def _answer_fields(
-    spec: EnvSpec,
-    entity: str,
-    row: dict[str, Any],
-    stated: set[str],
-    rng: random.Random,
-    k: int = 2,
-    exclude: AbstractSet[str] = frozenset(),
-) -> list[tuple[str, Any]]:
-    ent = spec.entity(entity)
-    good = []
-    for f in ent.fields:
-        if f.name in exclude:
-            continue
-        v = row.get(f.name)
-        if not _sayable(v) or id_like(spec, entity, f.name):
-            continue
-        if f.type in (FieldType.datetime, FieldType.object, FieldType.array, FieldType.boolean):
-            continue
-        if format_answer(v) in stated or str(v) in stated:
-            continue
-        good.append((f.name, v))
-    rng.shuffle(good)
-    return sorted(good[:k], key=lambda x: [f.name for f in ent.fields].index(x[0]))

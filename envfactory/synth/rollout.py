@@ -258,6 +258,52 @@ def _writes(env: Environment, tool: str) -> bool:
         return False
 
 
+def _run_calls(
+    task: Task,
+    env: Environment,
+    backend: ToolBackend,
+    m: Any,
+    n_call: int,
+    attempt: int,
+    history: list[ChatMessage],
+    calls: list[CallRecord],
+) -> int:
+    """Give the assistant's tool calls their ids, run them on ``backend`` and record message,
+    calls and results; returns the next call number."""
+    ided = []
+    for c in m.tool_calls:
+        ided.append(
+            ToolCall(
+                id=call_id(task.task_id, n_call, attempt),
+                name=c.name,
+                arguments=c.arguments,
+                raw_arguments=c.raw_arguments or json.dumps(c.arguments),
+                parse_error=c.parse_error,
+            )
+        )
+        n_call += 1
+    history.append(ChatMessage.assistant(m.text or None, ided))
+    for c in ided:
+        if c.parse_error:
+            ok, res = (
+                False,
+                {"error": "invalid_argument", "message": f"{c.name}: {c.parse_error}"},
+            )
+        else:
+            ok, res = backend.call(c.name, c.arguments)
+        calls.append(
+            CallRecord(
+                tool=c.name,
+                args=c.arguments,
+                ok=ok,
+                error=None if ok else res.get("error"),
+                writes=ok and _writes(env, c.name),
+            )
+        )
+        history.append(ChatMessage.tool(result_text(ok, res), c.id))
+    return n_call
+
+
 def run_rollout(
     task: Task,
     env: Environment,
@@ -299,37 +345,7 @@ def run_rollout(
                 break
             acts += 1
             if m.tool_calls:
-                ided = []
-                for c in m.tool_calls:
-                    ided.append(
-                        ToolCall(
-                            id=call_id(task.task_id, n_call, attempt),
-                            name=c.name,
-                            arguments=c.arguments,
-                            raw_arguments=c.raw_arguments or json.dumps(c.arguments),
-                            parse_error=c.parse_error,
-                        )
-                    )
-                    n_call += 1
-                history.append(ChatMessage.assistant(m.text or None, ided))
-                for c in ided:
-                    if c.parse_error:
-                        ok, res = (
-                            False,
-                            {"error": "invalid_argument", "message": f"{c.name}: {c.parse_error}"},
-                        )
-                    else:
-                        ok, res = backend.call(c.name, c.arguments)
-                    calls.append(
-                        CallRecord(
-                            tool=c.name,
-                            args=c.arguments,
-                            ok=ok,
-                            error=None if ok else res.get("error"),
-                            writes=ok and _writes(env, c.name),
-                        )
-                    )
-                    history.append(ChatMessage.tool(result_text(ok, res), c.id))
+                n_call = _run_calls(task, env, backend, m, n_call, attempt, history, calls)
                 continue
             text = m.text
             history.append(ChatMessage.assistant(text))

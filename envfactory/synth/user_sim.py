@@ -26,6 +26,7 @@ from typing import Any
 from ..llm import ChatMessage, ChatModel
 from ..spec import Task
 from ..text import english, format_plain, phrases, singular
+from .invariants import says_answer
 
 __all__ = ["UserSimulator", "fact_name", "fact_tokens", "match_asked_facts", "is_question"]
 
@@ -202,7 +203,9 @@ class UserSimulator:
     def _say(self, table_name: str, **kw: str) -> str:
         table = phrases(table_name)
         options = table.get(self.task.persona.style) or table["polite"]
-        return self.rng.choice(options).format(**kw)
+        # A stock phrase never says an answer the user asked for ('Great, thanks' when the answer is 'great').
+        clean = [o for o in options if not says_answer(self.task, re.sub(r"\{\w+\}", " ", o))]
+        return self.rng.choice(clean or options).format(**kw)
 
     def _advance(self) -> str | None:
         self.index += 1

@@ -75,3 +75,33 @@ def test_the_audit_command_prints_the_table(dataset, monkeypatch, tmp_path):
     # a folder that holds neither a dataset nor environments is a one-line error
     r = CliRunner().invoke(app, ["audit", str(tmp_path)])
     assert r.exit_code == 2 and "no env.yaml under this folder" in " ".join(r.output.split())
+
+
+def test_answers_are_due_in_the_turn_whose_request_asks_for_them(dataset):
+    """A sub-goal's ``answers`` say when each fact is due: said in an earlier turn's closing it was
+    stated before the user asked; missing from its own turn's closing (said only at the end) it
+    was held back."""
+    rows = load_rows(dataset)
+    row = next(r for r in rows if r["reward_spec"]["required_facts"])
+    fact = row["reward_spec"]["required_facts"][0]
+    asks = ["Please look into the first thing.", "Now the second thing.", "And a third thing."]
+
+    def made(closings):
+        r = copy.deepcopy(row)
+        r["id"] = "made"
+        r["user"]["subgoals"] = [
+            {"text": t, "steps": [], "reveals": [], "kind": "request", "answers": [fact] if k == 1 else []}
+            for k, t in enumerate(asks)
+        ]
+        msgs = [m for m in r["messages"] if m["role"] == "system"]
+        for t, c in zip(asks, closings):
+            msgs += [{"role": "user", "content": t}, {"role": "assistant", "content": c}]
+        r["messages"] = msgs
+        return audit_rows([r], ROOT)
+
+    on_time = made(["Done.", f"It is {fact}.", f"Recap: {fact}."])
+    assert on_time.rates["stated_early"] == 0.0 and on_time.rates["held_back"] == 0.0
+    early = made([f"Done, and by the way {fact}.", f"It is {fact}.", f"Recap: {fact}."])
+    assert early.rates["stated_early"] == 1.0
+    late = made(["Done.", "Done too.", f"Recap: {fact}."])
+    assert late.rates["held_back"] == 1.0

@@ -87,6 +87,66 @@ def test_the_resolver_needs_the_goal_to_pick_exactly_the_gold_row(env, state):
     ]
 
 
+def test_the_resolver_checks_the_parent_rows_a_create_links_to(env, state):
+    t, f = state.rows["traveler"][0], state.rows["flight"][0]
+    calls = [
+        {"tool": "search_travelers", "args": {"email": t["email"]}, "refs": {}},
+        {"tool": "search_flights", "args": {"flight_number": f["flight_number"]}, "refs": {}},
+        {
+            "tool": "create_booking",
+            "args": {"traveler_id": t["traveler_id"], "flight_id": f["flight_id"], "passengers": 1},
+            "refs": {
+                "traveler_id": [0, "items", 0, "traveler_id"],
+                "flight_id": [1, "items", 0, "flight_id"],
+            },
+        },
+    ]
+
+    def view(facts):  # outputs do not matter here: the new booking's parents are what is checked
+        return GoldView(calls, [None, None, {"booking_id": "BK-new"}], facts, [])
+
+    both = {"traveler.email": t["email"], "flight.flight_number": f["flight_number"]}
+    assert goal_mismatches(env.spec, state, view(both)) == []
+    # the goal names the traveler but not which flight: the new booking's flight is not picked
+    bad = goal_mismatches(env.spec, state, view({"traveler.email": t["email"]}))
+    assert bad and "flight" in bad[0] and "new booking" in bad[0]
+    other = next(x for x in state.rows["flight"] if x["flight_number"] != f["flight_number"])
+    wrong = {"traveler.email": t["email"], "flight.flight_number": other["flight_number"]}
+    assert goal_mismatches(env.spec, state, view(wrong))
+
+
+def test_a_stock_phrase_that_says_an_answer_is_caught_as_the_audit_finds_it():
+    from envfactory.spec import Difficulty, Persona, RewardSpec, SubGoal, Task
+    from envfactory.synth.checks import check_not_handed_over
+    from envfactory.synth.invariants import says_answer
+
+    task = Task(
+        task_id="t",
+        domain="d",
+        env="e",
+        persona=Persona(name="Ann Lee"),
+        goal="Look up the review and tell me its rating.",
+        reward=RewardSpec(gold_state_hash="h", initial_state_hash="h", required_facts=["great"]),
+        gold=[],
+        difficulty=Difficulty(predicted_pass_rate=0.5),
+    )
+    assert says_answer(task, "Great, thanks. Next one.") == ["great"]
+    assert check_not_handed_over(task).ok
+    # the user simulator's stock phrases avoid it ('Great, thanks.' is never picked for this task)
+    from envfactory.synth.user_sim import UserSimulator
+
+    two = task.model_copy(
+        update={"subgoals": [SubGoal(text="Look up the review."), SubGoal(text="And its rating?")]}
+    )
+    for seed in range(12):
+        two_p = two.model_copy(update={"persona": Persona(name="Ann Lee", style="polite")})
+        u = UserSimulator(two_p, seed=seed)
+        u.opening()
+        assert not says_answer(task, u.reply("Done: the review is open.") or "")
+    said = task.model_copy(update={"goal": "Look up the review, it was great, and tell me its rating."})
+    assert not check_not_handed_over(said).ok
+
+
 @pytest.fixture(scope="module")
 def built():
     return build_tasks([_env()], n=30, seed=3, index=None)

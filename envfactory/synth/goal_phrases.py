@@ -1,0 +1,225 @@
+"""The phrases of a request: one per goal step and per set-up write (no model needed).
+
+Called by the realizer (``realize.py``) with its state (facts the user holds, what is hidden,
+the seeded ``rng``); phrase tables are in ``envfactory/data/english.yaml``, rows and values are
+said by ``phrasing.py``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Any
+
+from ..graph.plan import is_ref
+from ..spec import EnvSpec, FieldType, ToolKind
+from ..text import article, format_answer, humanize, join_phrases, paraphrases, phrases, plural
+from .phrasing import describe, ftype, id_like, is_person_entity, label, say_value, usable, value_phrase
+
+if TYPE_CHECKING:
+    from .realize import _Realizer
+
+__all__: list[str] = []
+
+_PLURAL_VERBS = (
+    (" that has ", " that have "),
+    (" that shows ", " that show "),
+    (" that lists ", " that list "),
+)
+
+
+def _write_values(r: _Realizer, t: Any, st: Any, hidden: dict[str, Any], *, to: bool = False) -> list[str]:
+    """This call's literal values as phrases ("3 guests", "email ann@x.org"); one per field.
+
+    A value is said when it is a fact the user holds for this tool (keys ``tool.param`` or
+    ``tool.param#n``, matched on the call's own value, so two calls of one tool never mix)
+    and not held back. ``to``: phrase as a new value ("email to ann@x.org").
+    """
+    facts = r.param_facts.get(st.tool, [])
+    kp = t.key_param.name if t.key_param else None
+    bits = []
+    for pname, arg in st.args.items():
+        if pname == kp or is_ref(arg):
+            continue
+        keys = [k for k, pn, v in facts if pn == pname and v == arg]
+        if not keys or all(k in hidden for k in keys):
+            continue
+        try:
+            p = t.param(pname)
+        except KeyError:
+            continue
+        f = p.field or pname
+        ft = ftype(r.spec, t.entity, f) or p.type
+        if to:
+            bits.append(f"{label(r.spec, t.entity, f)} to {say_value(ft, f, arg)}")
+        else:
+            bits.append(value_phrase(r.spec, t.entity, f, arg, ft))
+    return bits
+
+
+def _verb(tool_name: str, rng: random.Random) -> str:
+    parts = tool_name.split("_")
+    two = "_".join(parts[:2])
+    phrasal = phrases("phrasal_verbs")
+    if two in phrasal:
+        return phrasal[two]
+    return rng.choice(phrases("verbs").get(parts[0], [humanize(parts[0])]))
+
+
+def _create_clause(t: Any, rng: random.Random) -> str:
+    """'book a hotel reservation', 'make a payment': the new row is named, never its parent."""
+    noun = humanize(t.entity)
+    verbs = phrases("create_verbs")
+    verb = rng.choice(verbs.get(t.name.split("_")[0], verbs["create"]))
+    return f"{verb} {article(noun)} {noun}"
+
+
+def _write_phrase(r: _Realizer, t: Any, st: Any) -> str:
+    """A set-up write folded into the goal it serves."""
+    rng, noun = r.rng, humanize(t.entity)
+    if t.kind == ToolKind.create:
+        vals = _write_values(r, t, st, r.hidden)
+        if is_person_entity(r.spec.entity(t.entity)):
+            s = rng.choice(phrases("new_person")).format(noun=noun)
+        else:
+            s = _create_clause(t, rng)
+        return s + (" with " + join_phrases(vals) if vals else "")
+    if t.kind == ToolKind.update:
+        vals = _write_values(r, t, st, r.hidden, to=True)
+        return (
+            f"{rng.choice(paraphrases('update_verbs'))} the {join_phrases(vals)} on it"
+            if vals
+            else f"update the {noun}"
+        )
+    vals = _write_values(r, t, st, r.hidden)
+    return f"{_verb(t.name, rng)} it" + (" with " + join_phrases(vals) if vals else "")
+
+
+def _goal_phrase(
+    r: _Realizer,
+    t: Any,
+    st: Any,
+    own: list,
+    extra: str,
+    ctx: str,
+    out: Any,
+    stated: set[str],
+    new_refs: dict[str, str],
+) -> tuple[str, list[str]]:
+    """The request for one goal step and the answer facts it asks for."""
+    spec, rng = r.spec, r.rng
+    obj = describe(spec, t.entity, own, "the", extra, rng) + ctx
+    own_fields = {f for f, _ in own}
+    if t.kind == ToolKind.get:
+        fields = _answer_fields(spec, t.entity, out or {}, stated, rng, exclude=own_fields)
+        ask = join_phrases([label(spec, t.entity, f) for f, _ in fields]) or "details"
+        its = "their" if is_person_entity(spec.entity(t.entity)) else "its"
+        tell = rng.choice(paraphrases("tell_me")).format(its=its, what=ask)
+        return f"{rng.choice(paraphrases('get_verbs'))} {obj} {tell}", [format_answer(v) for _, v in fields]
+    if t.kind == ToolKind.list:
+        return _list_phrase(r, t, own, extra, ctx, out, stated)
+    if t.kind == ToolKind.create:
+        vals = _write_values(r, t, st, r.hidden)
+        s = f"{_create_clause(t, rng)}{ctx}"
+        if vals:
+            s += ("," if ctx else "") + " with " + join_phrases(vals)
+        pk = spec.entity(t.entity).primary_key
+        if isinstance(out, dict) and pk in out and rng.random() < 0.5:
+            ref = rng.choice(paraphrases("new_reference")).format(noun=humanize(t.entity))
+            return s + ref, [format_answer(out[pk])]
+        return s, []
+    if t.kind == ToolKind.update:
+        vals = _write_values(r, t, st, {}, to=True)
+        for pname, desc in new_refs.items():
+            p = t.param(pname)
+            vals.append(f"{label(spec, t.entity, p.field or pname)} to {desc}")
+        verb = rng.choice(paraphrases("update_verbs"))
+        if not vals:
+            return f"{verb} {obj}", []
+        form = rng.choice(paraphrases("update_forms"))
+        return form.format(verb=verb, vals=join_phrases(vals), obj=obj), []
+    if t.kind == ToolKind.delete:
+        return f"{rng.choice(paraphrases('delete_verbs'))} {obj}", []
+    vals = _write_values(r, t, st, r.hidden)
+    return f"{_verb(t.name, rng)} {obj}" + (" with " + join_phrases(vals) if vals else ""), []
+
+
+def _list_phrase(
+    r: _Realizer, t: Any, own: list, extra: str, ctx: str, out: Any, stated: set[str]
+) -> tuple[str, list[str]]:
+    """A search: "find flights with ... and tell me their flight number", or "how many"."""
+    spec, rng = r.spec, r.rng
+    noun = humanize(t.entity)
+    items = (out or {}).get("items") or []
+    many = plural(noun)
+    base = describe(spec, t.entity, own, "", extra, rng).strip()
+    for one, many_form in _PLURAL_VERBS:  # 'slots that have', not 'slots that has'
+        base = base.replace(one, many_form)
+    base = base.replace(noun, many, 1) if base.startswith(noun) or f" {noun}" in base else many
+    if items and len(items) <= 3 and not (out or {}).get("has_more"):
+        disp = _list_answer_field(spec, t.entity, items, {f for f, _ in own}, stated)
+        if disp:
+            tell = rng.choice(paraphrases("tell_me")).format(its="their", what=label(spec, t.entity, disp))
+            return f"{rng.choice(paraphrases('list_verbs'))} {base}{ctx} {tell}", [
+                format_answer(it[disp]) for it in items
+            ]
+        if str(len(items)) not in stated and str(len(items)) not in re.findall(r"\d+", base + ctx):
+            return rng.choice(paraphrases("how_many")).format(what=f"{base}{ctx}"), [str(len(items))]
+    return f"{rng.choice(paraphrases('list_verbs'))} {base}{ctx}", []
+
+
+def _sayable(v: Any) -> bool:
+    """A value a person can read out as an answer (not an identifier-like or long string)."""
+    return v is not None and usable(v) and not (isinstance(v, str) and ("_" in v or len(v) > 40))
+
+
+def _list_answer_field(
+    spec: EnvSpec, entity: str, items: list[dict], own_fields: set[str], stated: set[str]
+) -> str | None:
+    """A field to ask about for every listed row: the display field unless the user already
+    said it (asking "travelers named Golden: tell me their last name" asks nothing)."""
+    ent = spec.entity(entity)
+    order = ([ent.display_field] if ent.display_field else []) + [f.name for f in ent.fields]
+    for fname in order:
+        if fname in own_fields or id_like(spec, entity, fname):
+            continue
+        try:
+            ft = ent.field(fname).type
+        except KeyError:
+            continue
+        if ft in (FieldType.object, FieldType.array, FieldType.boolean, FieldType.datetime):
+            continue
+        vals = [it.get(fname) for it in items]
+        if not all(_sayable(v) for v in vals):
+            continue
+        if all(format_answer(v) in stated or str(v) in stated for v in vals):
+            continue
+        return fname
+    return None
+
+
+def _answer_fields(
+    spec: EnvSpec,
+    entity: str,
+    row: dict[str, Any],
+    stated: set[str],
+    rng: random.Random,
+    k: int = 2,
+    exclude: AbstractSet[str] = frozenset(),
+) -> list[tuple[str, Any]]:
+    ent = spec.entity(entity)
+    good = []
+    for f in ent.fields:
+        if f.name in exclude:
+            continue
+        v = row.get(f.name)
+        if not _sayable(v) or id_like(spec, entity, f.name):
+            continue
+        if f.type in (FieldType.datetime, FieldType.object, FieldType.array, FieldType.boolean):
+            continue
+        if format_answer(v) in stated or str(v) in stated:
+            continue
+        good.append((f.name, v))
+    rng.shuffle(good)
+    return sorted(good[:k], key=lambda x: [f.name for f in ent.fields].index(x[0]))
