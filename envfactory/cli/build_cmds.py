@@ -261,9 +261,6 @@ def build(
     chosen = sum(bool(x) for x in (domain, all_, source))
     if chosen != 1:
         raise ConfigError("give exactly one of --domain, --all or --source")
-    from ..config import project_paths
-    from ..pipelines import build_domain, build_source
-
     agent = _agent(explorer, model, base_url, seed)
     if workers is not None:
         from .corpus_view import run_corpus
@@ -282,55 +279,55 @@ def build(
             agent=agent,
             view=(_progress, _Bar),
         )
-    paths = project_paths()
-    res_root = resources or paths.resources_dir
-    dom_root = domains or paths.domains_dir
-    reports: list[BuildReport] = []
-    with _progress() as p:
-        bar = _Bar(p)
-        if source:
-            reports.append(
-                build_source(
-                    source,
-                    out_dir=out or dom_root / name,
-                    domain=name,
-                    seed=seed,
-                    verify=verify,
-                    progress=bar,
-                    max_envs_per_doc=max_envs,
-                    agent=agent,
-                    row_scale=row_scale,
-                )
-            )
-        else:
-            if all_:
-                if not res_root.is_dir():
-                    raise ConfigError(f"no documentation folder {res_root}")
-                names = sorted(
-                    d.name for d in res_root.iterdir() if d.is_dir() and not d.name.startswith(".")
-                )
-            else:
-                names = [domain]  # type: ignore[list-item]
-            for n in names:
-                bar.prefix = f"{n}: " if len(names) > 1 else ""
-                reports.append(
-                    build_domain(
-                        n,
-                        resources_root=res_root,
-                        domains_root=dom_root,
-                        seed=seed,
-                        verify=verify,
-                        progress=bar,
-                        max_envs_per_doc=max_envs,
-                        agent=agent,
-                        row_scale=row_scale,
-                    )
-                )
+    options = dict(seed=seed, verify=verify, max_envs_per_doc=max_envs, agent=agent, row_scale=row_scale)
+    if source:
+        reports = _build_source(source, out, domains, name, options)
+    else:
+        reports = _build_domains(domain, all_, resources, domains, options)
     _print(reports)
     _print_fidelity(reports)
     if not any(r.envs for r in reports):
         # every document failed: nothing was written, and a script should know
         raise typer.Exit(1)
+
+
+def _build_source(
+    source: str, out: Path | None, domains: Path | None, name: str, options: dict[str, Any]
+) -> list[BuildReport]:
+    """``--source``: one file, folder or URL into ``--out`` (default ``domains/<name>``)."""
+    from ..config import project_paths
+    from ..pipelines import build_source
+
+    out_dir = out or (domains or project_paths().domains_dir) / name
+    with _progress() as p:
+        return [build_source(source, out_dir=out_dir, domain=name, progress=_Bar(p), **options)]
+
+
+def _build_domains(
+    domain: str | None, all_: bool, resources: Path | None, domains: Path | None, options: dict[str, Any]
+) -> list[BuildReport]:
+    """``--domain`` / ``--all``: resources/<domain>/ into domains/<domain>/, one domain after another."""
+    from ..config import project_paths
+    from ..pipelines import build_domain
+
+    paths = project_paths()
+    res_root = resources or paths.resources_dir
+    dom_root = domains or paths.domains_dir
+    if all_:
+        if not res_root.is_dir():
+            raise ConfigError(f"no documentation folder {res_root}")
+        names = sorted(d.name for d in res_root.iterdir() if d.is_dir() and not d.name.startswith("."))
+    else:
+        names = [domain]  # type: ignore[list-item]
+    reports: list[BuildReport] = []
+    with _progress() as p:
+        bar = _Bar(p)
+        for n in names:
+            bar.prefix = f"{n}: " if len(names) > 1 else ""
+            reports.append(
+                build_domain(n, resources_root=res_root, domains_root=dom_root, progress=bar, **options)
+            )
+    return reports
 
 
 @app.command()
