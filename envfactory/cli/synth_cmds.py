@@ -88,6 +88,22 @@ def synth(
         False, "--overwrite", help="Start over, replacing an existing dataset folder."
     ),
     task_config: object | None = task_config_option(),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        "-j",
+        min=1,
+        help="Shard by environment over N workers, rows streamed to disk shard by shard (bounded "
+        "memory; the same seed gives the same bytes for any N; oracle policy).",
+    ),
+    backend: str = typer.Option(
+        "local",
+        "--backend",
+        help="Sharded run on local worker processes or ray (Ray tasks; envfactory[ray]).",
+    ),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="--backend ray: a cluster to join (default: a local Ray on 127.0.0.1)."
+    ),
 ) -> None:
     # the options, by name, to the function that does the work (the command only declares them)
     _synth(**locals())
@@ -117,6 +133,9 @@ def _synth(
     license: str,
     overwrite: bool,
     task_config: object | None,
+    workers: int | None,
+    backend: str,
+    ray_address: str | None,
 ) -> None:
     from ..config import project_paths
     from ..pipelines import synthesize_dataset
@@ -153,6 +172,11 @@ def _synth(
         + ([f"--policy teacher --model {model} --attempts {attempts}"] if policy == "teacher" else [])
         + (["--via-mcp"] if via_mcp else [])
     )
+    if workers is not None or backend != "local" or ray_address:
+        if policy != "oracle" or tasks_file is not None or llm_user:
+            fail("--workers/--backend: sharded runs build their own tasks with the oracle policy")
+        res = _sharded(envs, out, cfg, ds_name, command, overwrite, workers, backend, ray_address)
+        return _print_result(res, f"trajectories/{ds_name}" if out_root is None else str(out), out)
     with _progress() as on_progress:
         res = synthesize_dataset(
             envs,
@@ -174,6 +198,46 @@ def _synth(
             task_config=cfg.tasks,
         )
     _print_result(res, f"trajectories/{ds_name}" if out_root is None else str(out), out)
+
+
+def _sharded(
+    envs: list,
+    out: Path,
+    cfg: SynthConfig,
+    ds_name: str,
+    command: str,
+    overwrite: bool,
+    workers: int | None,
+    backend: str,
+    ray_address: str | None,
+) -> SynthResult:
+    """``--workers`` / ``--backend ray``: the sharded run (``pipelines.synth_shards``)."""
+    from ..pipelines.backend import make_backend
+    from ..pipelines.synth_shards import synthesize_sharded
+
+    runner = make_backend(
+        backend, workers=workers, address=ray_address, preload=["envfactory.pipelines.synth_shards"]
+    )
+    try:
+        with _progress() as on_progress:
+            return synthesize_sharded(
+                envs,
+                out,
+                n=cfg.n,
+                backend=runner,
+                seed=cfg.seed,
+                name=ds_name,
+                via_mcp=cfg.via_mcp,
+                eval_fraction=cfg.eval_fraction,
+                rl_fraction=cfg.rl_fraction,
+                overwrite=overwrite,
+                license=cfg.license,
+                command=command,
+                on_progress=on_progress,
+                task_config=cfg.tasks,
+            )
+    finally:
+        runner.close()
 
 
 def _config(
