@@ -247,6 +247,14 @@ def build(
         900.0, "--doc-timeout", help="With --workers: seconds per document."
     ),
     doc_memory: int | None = typer.Option(4096, "--doc-memory", help="With --workers: MiB per document."),
+    backend: str = typer.Option(
+        "local",
+        "--backend",
+        help="Corpus build on local worker processes or ray (a Ray task per document; envfactory[ray]).",
+    ),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="--backend ray: a cluster to join (default: a local Ray on 127.0.0.1)."
+    ),
 ) -> None:
     """Turn API documentation into verified tool environments.
 
@@ -262,13 +270,14 @@ def build(
     if chosen != 1:
         raise ConfigError("give exactly one of --domain, --all or --source")
     agent = _agent(explorer, model, base_url, seed)
-    if workers is not None:
+    if workers is not None or backend != "local" or ray_address:
         from .corpus_view import run_corpus
 
         return run_corpus(
             source,
             out,
             workers=workers,
+            backend=(backend, ray_address),
             timeout=doc_timeout,
             memory=doc_memory,
             seed=seed,

@@ -150,7 +150,11 @@ def run_shard(job: ShardJob) -> dict[str, Any]:
 
     env = load_environment(job.env_dir)
     config = TaskConfig(**job.task_config) if job.task_config else None
-    built = build_tasks([env], n=job.n, seed=job.task_seed, config=config, index=_index()).tasks
+    try:
+        built = build_tasks([env], n=job.n, seed=job.task_seed, config=config, index=_index()).tasks
+    except EnvFactoryError as e:  # an environment no task can be built on: data, not a crash
+        reason = f"{job.env_key}: no task built ({' '.join(str(e).split())[:200]})"
+        return {**_empty(job), "skipped": {reason: job.n}}
     held_out = set(job.held_out)
     policy = OraclePolicy(seed=job.seed)
     connector = McpConnector(job.via_mcp) if job.via_mcp else None
@@ -202,6 +206,20 @@ def run_shard(job: ShardJob) -> dict[str, Any]:
         "first": {s: rows[s][0] for s in rows if rows[s]},
         "states": sorted({t.initial_state for t in tasks}),
         "task_ids": [t.task_id for t in tasks],
+        "skipped": {},
+    }
+
+
+def _empty(job: ShardJob) -> dict[str, Any]:
+    card: dict[str, list[Any]] = {"sft": [], "rl": [], "eval": []}
+    return {
+        "shard_id": job.shard_id,
+        "records": "",
+        "parts": {},
+        "card": card,
+        "first": {},
+        "states": [],
+        "task_ids": [],
     }
 
 
@@ -223,7 +241,7 @@ def _write_shard(work: Path, got: dict[str, Any]) -> None:
         tmp.write_bytes(data)
         os.replace(tmp, folder / f"{name}.parquet")
     write_atomic(folder / "records.jsonl", got["records"])
-    summary = {k: got[k] for k in ("shard_id", "card", "first", "states", "task_ids")}
+    summary = {k: got[k] for k in ("shard_id", "card", "first", "states", "task_ids", "skipped")}
     summary["parts"] = sorted(got["parts"])
     write_atomic(folder / "summary.json", json.dumps(summary, sort_keys=True))
 
@@ -436,6 +454,8 @@ def export_sharded(
             info.append(dataset_info_yaml(config, counts, {s: placed[(config, s)][1] for s in counts}))
     kept = sum(len(v) for v in card_rows.values())
     failures, roll_fail, replay_fail = _failures(work, plan)
+    for x in sums:
+        failures.update(x["skipped"])
     folders = [work / "parts" / j.shard_id for j in plan]
     rows = cast(list, _RecordRows(folders, kept))  # audit_rows iterates once and takes len()
     root = _root_of(list(envs.values())) or Path(".")
