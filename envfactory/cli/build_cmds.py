@@ -262,6 +262,32 @@ def build(
 
     Only the environment folders a build generated are replaced (they are listed in build.json); hand-written ones are kept. A document that fails is reported and skipped; the exit code is non-zero only for bad options.
     """  # noqa: E501
+    # the options, by name, to the function that does the work (the command only declares them)
+    _build(**locals())
+
+
+def _build(
+    *,
+    domain: str | None,
+    all_: bool,
+    source: str | None,
+    out_arg: str | None,
+    name: str,
+    verify: bool,
+    seed: int,
+    row_scale: float,
+    max_envs: int | None,
+    resources_arg: str | None,
+    domains_arg: str | None,
+    explorer: str,
+    model: str | None,
+    base_url: str | None,
+    workers: int | None,
+    doc_timeout: float | None,
+    doc_memory: int | None,
+    backend: str,
+    ray_address: str | None,
+) -> None:
     out, resources, domains = (
         _folder(v, f)
         for v, f in ((out_arg, "--out"), (resources_arg, "--resources"), (domains_arg, "--domains"))

@@ -431,13 +431,8 @@ def build_corpus(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    options = {
-        "v": _STATE_VERSION,
-        "seed": seed,
-        "verify": verify,
-        "row_scale": row_scale,
-        "max_envs": max_envs_per_doc,
-    }
+    options: dict[str, Any] = {"v": _STATE_VERSION, "seed": seed, "verify": verify, "row_scale": row_scale}
+    options["max_envs"] = max_envs_per_doc
     state_path = out / CORPUS_STATE_FILE
     state = _load_state(state_path)
     report = CorpusReport(source=str(src), out_dir=str(out))
@@ -499,6 +494,10 @@ def build_corpus(
         _run_pool(jobs, workers, budget, done)
     report.documents = [results[k] for k in sorted(results)]
     report.seconds = time.perf_counter() - t0
+    return _write_report(out, report)
+
+
+def _write_report(out: Path, report: CorpusReport) -> CorpusReport:
     write_atomic(out / CORPUS_FILE, json.dumps(report.to_dict(), indent=2) + "\n")
     write_atomic(out / CORPUS_TIMES_FILE, json.dumps(report.timings(), indent=2) + "\n")
     return report
