@@ -15,7 +15,7 @@ from envfactory.pipelines.synth_shards import SHARD_TASKS, plan_shards, synthesi
 from envfactory.runtime import load_environment
 
 from ..conftest import REPO
-from ..ingest._corpus import CORPUS, needs_corpus
+from ..ingest._corpus import CORPUS
 
 ENVS = ("travel/trip_desk", "travel/traccar_devices")
 N = 6
@@ -154,8 +154,7 @@ def test_synth_sharded_refuses_a_teacher_in_one_line(tmp_path):
     assert "Traceback" not in r.output
 
 
-@needs_corpus
-def test_build_backend_ray_needs_a_corpus_source(tmp_path):
+def test_build_backend_ray_needs_a_corpus_source():
     from envfactory.cli import app
 
     r = CliRunner().invoke(app, ["build", "--domain", "travel", "--backend", "ray"])
