@@ -8,6 +8,7 @@ bookkeeping and JSON conversion cost on this machine today.
 from __future__ import annotations
 
 import gc
+import sqlite3
 import statistics
 import time
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from ..runtime import Environment
+from ..runtime import Environment, Session
 
 __all__ = ["RuntimeBenchReport", "run_runtime_bench", "OpFigure"]
 
@@ -76,9 +77,22 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
 
     s = env.new_session()
     raw = env.new_session().conn  # same bytes, driven directly
-    flight_ids = [r[0] for r in s.query("SELECT flight_id FROM flight ORDER BY flight_id")]
     traveler_ids = [r[0] for r in s.query("SELECT traveler_id FROM traveler ORDER BY traveler_id")]
+    rep.ops += _read_ops(env, s, raw, n)
+    raw.isolation_level = None  # autocommit, as the runtime runs single-statement writes
+    rep.ops += _write_ops(s, raw, traveler_ids, n)
+    rep.ops.append(_action_op(env, s, raw, n))
+    s.close()
+    _session_figures(env, rep, traveler_ids, sessions)
+    _inlist_figure(env, rep)
+    return rep
+
+
+def _read_ops(env: Environment, s: Session, raw: sqlite3.Connection, n: int) -> list[OpFigure]:
+    """Get by id and a filtered search, against the same SELECTs on raw sqlite3."""
+    flight_ids = [r[0] for r in s.query("SELECT flight_id FROM flight ORDER BY flight_id")]
     flight_cols = ", ".join(f'"{f.name}"' for f in env.spec.entity("flight").fields)
+    ops = []
 
     # get by id
     def rt_get(i: int) -> object:
@@ -89,7 +103,7 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
     def raw_get(i: int) -> object:
         return raw.execute(sql_get, (flight_ids[i % len(flight_ids)],)).fetchone()
 
-    rep.ops.append(OpFigure("get by id", _time(rt_get, n), _time(raw_get, n)))
+    ops.append(OpFigure("get by id", _time(rt_get, n), _time(raw_get, n)))
 
     # filtered search, limit 10
     cabins = ["economy", "premium_economy", "business", "first"]
@@ -105,7 +119,13 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
     def raw_search(i: int) -> object:
         return raw.execute(sql_search, (cabins[i % 4], 400.0 + i % 500, 11, 0)).fetchall()
 
-    rep.ops.append(OpFigure("search (filters, limit 10)", _time(rt_search, n), _time(raw_search, n)))
+    ops.append(OpFigure("search (filters, limit 10)", _time(rt_search, n), _time(raw_search, n)))
+    return ops
+
+
+def _write_ops(s: Session, raw: sqlite3.Connection, traveler_ids: list[str], n: int) -> list[OpFigure]:
+    """Create and update, against the statements they need on raw sqlite3 (in autocommit)."""
+    ops = []
 
     # create
     def rt_create(i: int) -> object:
@@ -119,8 +139,6 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
             },
         )
 
-    raw.isolation_level = None  # autocommit, as the runtime runs single-statement writes
-
     # Floors are the statements the operation needs on plain sqlite3: the write, plus the
     # read of the row where the API returns or checks it.
     def raw_create(i: int) -> object:
@@ -131,7 +149,7 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
         )
         return None
 
-    rep.ops.append(OpFigure("create", _time(rt_create, n, warmup=0), _time(raw_create, n, warmup=0)))
+    ops.append(OpFigure("create", _time(rt_create, n, warmup=0), _time(raw_create, n, warmup=0)))
 
     # update
     def rt_update(i: int) -> object:
@@ -150,9 +168,12 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
         )
         return None
 
-    rep.ops.append(OpFigure("update", _time(rt_update, n), _time(raw_update, n)))
+    ops.append(OpFigure("update", _time(rt_update, n), _time(raw_update, n)))
+    return ops
 
-    # action: cancel a confirmed booking (status, timestamp, seats back on the flight)
+
+def _action_op(env: Environment, s: Session, raw: sqlite3.Connection, n: int) -> OpFigure:
+    """An action: cancel a confirmed booking (status, timestamp, seats back on the flight)."""
     eligible = [
         r[0]
         for r in s.query(
@@ -180,14 +201,7 @@ def run_runtime_bench(env: Environment, *, n: int = 2000, sessions: int = 1000) 
         raw.execute("COMMIT")
         return None
 
-    rep.ops.append(
-        OpFigure("action (cancel booking)", _time(rt_action, m, warmup=0), _time(raw_action, m, warmup=0))
-    )
-
-    s.close()
-    _session_figures(env, rep, traveler_ids, sessions)
-    _inlist_figure(env, rep)
-    return rep
+    return OpFigure("action (cancel booking)", _time(rt_action, m, warmup=0), _time(raw_action, m, warmup=0))
 
 
 def _inlist_figure(env: Environment, rep: RuntimeBenchReport) -> None:

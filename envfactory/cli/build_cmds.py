@@ -247,6 +247,14 @@ def build(
         900.0, "--doc-timeout", help="With --workers: seconds per document."
     ),
     doc_memory: int | None = typer.Option(4096, "--doc-memory", help="With --workers: MiB per document."),
+    backend: str = typer.Option(
+        "local",
+        "--backend",
+        help="Corpus build on local worker processes or ray (a Ray task per document; envfactory[ray]).",
+    ),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="--backend ray: a cluster to join (default: a local Ray on 127.0.0.1)."
+    ),
 ) -> None:
     """Turn API documentation into verified tool environments.
 
@@ -254,6 +262,32 @@ def build(
 
     Only the environment folders a build generated are replaced (they are listed in build.json); hand-written ones are kept. A document that fails is reported and skipped; the exit code is non-zero only for bad options.
     """  # noqa: E501
+    # the options, by name, to the function that does the work (the command only declares them)
+    _build(**locals())
+
+
+def _build(
+    *,
+    domain: str | None,
+    all_: bool,
+    source: str | None,
+    out_arg: str | None,
+    name: str,
+    verify: bool,
+    seed: int,
+    row_scale: float,
+    max_envs: int | None,
+    resources_arg: str | None,
+    domains_arg: str | None,
+    explorer: str,
+    model: str | None,
+    base_url: str | None,
+    workers: int | None,
+    doc_timeout: float | None,
+    doc_memory: int | None,
+    backend: str,
+    ray_address: str | None,
+) -> None:
     out, resources, domains = (
         _folder(v, f)
         for v, f in ((out_arg, "--out"), (resources_arg, "--resources"), (domains_arg, "--domains"))
@@ -261,17 +295,15 @@ def build(
     chosen = sum(bool(x) for x in (domain, all_, source))
     if chosen != 1:
         raise ConfigError("give exactly one of --domain, --all or --source")
-    from ..config import project_paths
-    from ..pipelines import build_domain, build_source
-
     agent = _agent(explorer, model, base_url, seed)
-    if workers is not None:
+    if workers is not None or backend != "local" or ray_address:
         from .corpus_view import run_corpus
 
         return run_corpus(
             source,
             out,
             workers=workers,
+            backend=(backend, ray_address),
             timeout=doc_timeout,
             memory=doc_memory,
             seed=seed,
@@ -282,55 +314,55 @@ def build(
             agent=agent,
             view=(_progress, _Bar),
         )
-    paths = project_paths()
-    res_root = resources or paths.resources_dir
-    dom_root = domains or paths.domains_dir
-    reports: list[BuildReport] = []
-    with _progress() as p:
-        bar = _Bar(p)
-        if source:
-            reports.append(
-                build_source(
-                    source,
-                    out_dir=out or dom_root / name,
-                    domain=name,
-                    seed=seed,
-                    verify=verify,
-                    progress=bar,
-                    max_envs_per_doc=max_envs,
-                    agent=agent,
-                    row_scale=row_scale,
-                )
-            )
-        else:
-            if all_:
-                if not res_root.is_dir():
-                    raise ConfigError(f"no documentation folder {res_root}")
-                names = sorted(
-                    d.name for d in res_root.iterdir() if d.is_dir() and not d.name.startswith(".")
-                )
-            else:
-                names = [domain]  # type: ignore[list-item]
-            for n in names:
-                bar.prefix = f"{n}: " if len(names) > 1 else ""
-                reports.append(
-                    build_domain(
-                        n,
-                        resources_root=res_root,
-                        domains_root=dom_root,
-                        seed=seed,
-                        verify=verify,
-                        progress=bar,
-                        max_envs_per_doc=max_envs,
-                        agent=agent,
-                        row_scale=row_scale,
-                    )
-                )
+    options = dict(seed=seed, verify=verify, max_envs_per_doc=max_envs, agent=agent, row_scale=row_scale)
+    if source:
+        reports = _build_source(source, out, domains, name, options)
+    else:
+        reports = _build_domains(domain, all_, resources, domains, options)
     _print(reports)
     _print_fidelity(reports)
     if not any(r.envs for r in reports):
         # every document failed: nothing was written, and a script should know
         raise typer.Exit(1)
+
+
+def _build_source(
+    source: str, out: Path | None, domains: Path | None, name: str, options: dict[str, Any]
+) -> list[BuildReport]:
+    """``--source``: one file, folder or URL into ``--out`` (default ``domains/<name>``)."""
+    from ..config import project_paths
+    from ..pipelines import build_source
+
+    out_dir = out or (domains or project_paths().domains_dir) / name
+    with _progress() as p:
+        return [build_source(source, out_dir=out_dir, domain=name, progress=_Bar(p), **options)]
+
+
+def _build_domains(
+    domain: str | None, all_: bool, resources: Path | None, domains: Path | None, options: dict[str, Any]
+) -> list[BuildReport]:
+    """``--domain`` / ``--all``: resources/<domain>/ into domains/<domain>/, one domain after another."""
+    from ..config import project_paths
+    from ..pipelines import build_domain
+
+    paths = project_paths()
+    res_root = resources or paths.resources_dir
+    dom_root = domains or paths.domains_dir
+    if all_:
+        if not res_root.is_dir():
+            raise ConfigError(f"no documentation folder {res_root}")
+        names = sorted(d.name for d in res_root.iterdir() if d.is_dir() and not d.name.startswith("."))
+    else:
+        names = [domain]  # type: ignore[list-item]
+    reports: list[BuildReport] = []
+    with _progress() as p:
+        bar = _Bar(p)
+        for n in names:
+            bar.prefix = f"{n}: " if len(names) > 1 else ""
+            reports.append(
+                build_domain(n, resources_root=res_root, domains_root=dom_root, progress=bar, **options)
+            )
+    return reports
 
 
 @app.command()

@@ -72,7 +72,8 @@ def run_corpus(
     source: str | None,
     out: Path | None,
     *,
-    workers: int,
+    workers: int | None,
+    backend: tuple[str, str | None] = ("local", None),
     timeout: float | None,
     memory: int | None,
     seed: int,
@@ -85,25 +86,35 @@ def run_corpus(
 ) -> None:
     """``view``: (a rich Progress factory, the progress-bar adapter) of the build command."""
     if not source or out is None or source.startswith(("http://", "https://")):
-        raise ConfigError("--workers builds a corpus: give --source FOLDER (or file) and --out FOLDER")
+        raise ConfigError(
+            "--workers (or --backend ray) builds a corpus: give --source FOLDER (or file) and --out FOLDER"
+        )
     if agent is not None:
-        raise ConfigError("--workers builds with the rules explorer only (--explorer rules)")
+        raise ConfigError(
+            "--workers (or --backend ray) builds with the rules explorer only (--explorer rules)"
+        )
+    from ..pipelines.backend import make_backend
     from ..pipelines.corpus import Budget, build_corpus
 
     make_progress, make_bar = view
-    with make_progress() as p:
-        report = build_corpus(
-            source,
-            out_dir=out,
-            workers=workers,
-            budget=Budget(timeout, memory),
-            seed=seed,
-            verify=verify,
-            row_scale=row_scale,
-            max_envs_per_doc=max_envs,
-            domain=name if name != "custom" else "corpus",
-            progress=make_bar(p),
-        )
+    runner = make_backend(backend[0], workers=workers, address=backend[1])
+    try:
+        with make_progress() as p:
+            report = build_corpus(
+                source,
+                out_dir=out,
+                workers=runner.workers,
+                backend=runner,
+                budget=Budget(timeout, memory),
+                seed=seed,
+                verify=verify,
+                row_scale=row_scale,
+                max_envs_per_doc=max_envs,
+                domain=name if name != "custom" else "corpus",
+                progress=make_bar(p),
+            )
+    finally:
+        runner.close()
     print_corpus(report)
     if not report.built:
         raise typer.Exit(1)

@@ -261,6 +261,36 @@ def eval_(
     ),
     fmt: str = typer.Option("table", "--format", help="compare: table or markdown (a leaderboard)."),
 ) -> None:
+    # the options, by name, to the function that does the work (the command only declares them)
+    _eval(**locals())
+
+
+def _eval(
+    *,
+    action: str | None,
+    suite_name: str | None,
+    model: str | None,
+    base_url: str,
+    api_key: str | None,
+    agent_name: str | None,
+    categories: str | None,
+    mode: str,
+    concurrency: int,
+    timeout: float,
+    retries: int,
+    limit: int | None,
+    max_steps: int,
+    loop: str,
+    trials: int,
+    temperature: float,
+    max_tokens: int | None,
+    user_sim: bool,
+    seed: int,
+    out: Path | None,
+    db: Path | None,
+    runs: str | None,
+    fmt: str,
+) -> None:
     from ..config import project_paths
 
     paths = project_paths()
@@ -272,21 +302,11 @@ def eval_(
 
         print_compare(db_path, runs, suite_name, fmt)
         return
-    if suite_name is None:
-        fail("--suite is required (a domain under eval/suites, or a suite folder)")
-    assert suite_name is not None
-    folder = Path(suite_name)
-    if not (folder / "manifest.json").is_file():
-        folder = paths.eval_dir / "suites" / suite_name
-    if not (folder / "manifest.json").is_file():
-        fail(
-            f"suite {suite_name!r} not found (looked for {folder}/manifest.json); "
-            f"build it with 'envfactory eval-suite --domain {suite_name}'"
-        )
+    folder = _suite_folder(suite_name, paths.eval_dir)
     # Every option is checked before anything is created or contacted.
     _check_options(mode, model, agent_name, limit, loop, trials, max_steps)
     chosen = _categories(categories)
-    from ..evaluation import EvalConfig, ModelAgent, build_reference_agent, load_suite
+    from ..evaluation import EvalConfig, load_suite
 
     suite = load_suite(folder)
     out = out or _results_dir(suite.domain, agent_name or str(model))
@@ -294,22 +314,15 @@ def eval_(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         fail(f"--out {out}: cannot create the results folder: {e.strerror or e}")
-    client = None
     if agent_name is not None:
-        agent = build_reference_agent(agent_name, seed=seed)
-    else:
-        from ..llm import OpenAICompatModel
+        from ..evaluation import build_reference_agent
 
+        agent, client = build_reference_agent(agent_name, seed=seed), None
+    else:
         assert model is not None
-        client = OpenAICompatModel(
-            base_url,
-            model,
-            api_key=api_key or os.environ.get("OPENAI_API_KEY"),
-            timeout=timeout,
-            max_retries=retries,
-            concurrency=concurrency,
+        agent, client = _model_agent(
+            model, base_url, api_key, timeout, retries, concurrency, temperature, max_tokens
         )
-        agent = ModelAgent(client, temperature=temperature, max_tokens=max_tokens)
     config = EvalConfig(
         categories=chosen,
         mode=cast(Literal["fc", "prompt"], mode),  # checked by _check_options
@@ -321,12 +334,78 @@ def eval_(
         loop=cast(Literal["bfcl", "lenient"], loop),  # checked by _check_options
         trials=trials,
     )
+    run_id, report = _run_and_store(
+        suite, folder, agent, client, config, db_path, paths.domains_dir, base_url, user_sim, seed
+    )
+    from ..evaluation import summarize, summary_table, write_report
+
+    files = write_report(report, out)
+    summary = summarize(report)
+    console.print(summary_table(summary))
+    console.print(f"results: {files['results']}\nsummary: {files['summary']}\nrun #{run_id} in {db_path}")
+    _report_model_errors(summary)
+
+
+def _suite_folder(suite_name: str | None, eval_dir: Path) -> Path:
+    """--suite as a folder holding manifest.json: a path, or a domain under eval/suites."""
+    if suite_name is None:
+        fail("--suite is required (a domain under eval/suites, or a suite folder)")
+    assert suite_name is not None
+    folder = Path(suite_name)
+    if not (folder / "manifest.json").is_file():
+        folder = eval_dir / "suites" / suite_name
+    if not (folder / "manifest.json").is_file():
+        fail(
+            f"suite {suite_name!r} not found (looked for {folder}/manifest.json); "
+            f"build it with 'envfactory eval-suite --domain {suite_name}'"
+        )
+    return folder
+
+
+def _model_agent(
+    model: str,
+    base_url: str,
+    api_key: str | None,
+    timeout: float,
+    retries: int,
+    concurrency: int,
+    temperature: float,
+    max_tokens: int | None,
+) -> tuple[Any, OpenAICompatModel]:
+    """(the agent, its client) for a model behind an OpenAI-compatible endpoint."""
+    from ..evaluation import ModelAgent
+    from ..llm import OpenAICompatModel
+
+    client = OpenAICompatModel(
+        base_url,
+        model,
+        api_key=api_key or os.environ.get("OPENAI_API_KEY"),
+        timeout=timeout,
+        max_retries=retries,
+        concurrency=concurrency,
+    )
+    return ModelAgent(client, temperature=temperature, max_tokens=max_tokens), client
+
+
+def _run_and_store(
+    suite,
+    folder: Path,
+    agent,
+    client: OpenAICompatModel | None,
+    config,
+    db_path: Path,
+    domains_root: Path,
+    base_url: str,
+    user_sim: bool,
+    seed: int,
+):
+    """Run the suite, entry by entry into the results database; (run id, report)."""
     from ..evaluation import ResultsStore, suite_digest
 
     store = ResultsStore(db_path)
     try:
         if client is not None:
-            _preflight(client, str(model))
+            _preflight(client, client.model)
         run_id = store.start_run(
             agent=agent.name,
             suite=suite.domain,
@@ -338,7 +417,7 @@ def eval_(
             suite,
             agent,
             config,
-            paths.domains_dir,
+            domains_root,
             _simulated_user(seed) if user_sim else None,
             lambda result: store.add_result(run_id, result),
         )
@@ -347,13 +426,7 @@ def eval_(
         store.close()
         if client is not None:
             client.close()
-    from ..evaluation import summarize, summary_table, write_report
-
-    files = write_report(report, out)
-    summary = summarize(report)
-    console.print(summary_table(summary))
-    console.print(f"results: {files['results']}\nsummary: {files['summary']}\nrun #{run_id} in {db_path}")
-    _report_model_errors(summary)
+    return run_id, report
 
 
 def _check_options(

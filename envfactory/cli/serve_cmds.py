@@ -6,12 +6,16 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from ..errors import ConfigError
 from ._app import app, console, env_dirs, err_console, fail, handle_errors
 from .bench_cmds import bench_app
+
+if TYPE_CHECKING:
+    from ..serve import ServeConfig
 
 
 def _launcher() -> list[str]:
@@ -80,49 +84,71 @@ def serve(
     print_config: bool = typer.Option(False, "--print-config", help="Print client configuration and exit."),
 ) -> None:
     """Serve environments over MCP: stdio (one per process) or streamable HTTP at /mcp/<env>."""
-    from ..serve import ServeConfig, serve_http, serve_stdio
-    from ..serve.config import LOOPBACK_HOSTS
-
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, not {transport!r}")
-    try:
-        config = ServeConfig(
-            host=host,
-            port=port,
-            token=token,
-            control_token=control_token,
-            idle_timeout=idle_timeout,
-            max_sessions=max_sessions,
-            max_calls_per_session=max_calls,
-            max_body_bytes=max_body_bytes,
-            max_argument_bytes=max_argument_bytes,
-            allowed_hosts=allowed_host,
-            initial_state=initial_state,
-            fast_path=fast_path,
-            max_total_sessions=max_total_sessions or None,
-            max_memory_mb=max_memory_mb or None,
-        )
-    except ValueError as e:
-        raise ConfigError(f"serve: {e}") from e
+    config = _serve_config(
+        host=host,
+        port=port,
+        token=token,
+        control_token=control_token,
+        idle_timeout=idle_timeout,
+        max_sessions=max_sessions,
+        max_calls_per_session=max_calls,
+        max_body_bytes=max_body_bytes,
+        max_argument_bytes=max_argument_bytes,
+        allowed_hosts=allowed_host,
+        initial_state=initial_state,
+        fast_path=fast_path,
+        max_total_sessions=max_total_sessions or None,
+        max_memory_mb=max_memory_mb or None,
+    )
     dirs = env_dirs(domain, env)
     if print_config:
         _print_client_config(domain, dirs, config, host, port)
         return
-    if transport == "stdio" and len(dirs) != 1:
+    if transport == "stdio":
+        _serve_stdio(domain, dirs, config, quiet)
+    else:
+        _serve_http(domain, dirs, config, host, token, control_token)
+
+
+def _serve_config(**options: Any) -> ServeConfig:
+    from ..serve import ServeConfig
+
+    try:
+        return ServeConfig(**options)
+    except ValueError as e:
+        raise ConfigError(f"serve: {e}") from e
+
+
+def _serve_stdio(domain: str, dirs: list[Path], config: ServeConfig, quiet: bool) -> None:
+    if len(dirs) != 1:
         # Before any handshake: the client sees the connection close, its user reads this on stderr.
         fail(
             f"domain {domain!r} has {len(dirs)} environments and stdio serves one per process: pass --env with one "
             f"of {', '.join(d.name for d in dirs)} (or --transport http to serve them all at /mcp/<env>)"
         )
-
     from ..runtime import load_environment
+    from ..serve import serve_stdio
 
-    if transport == "stdio":
-        environment = load_environment(dirs[0])
-        if not quiet:
-            err_console.print(f"serving {domain}/{environment.name} on stdio", highlight=False)
-        serve_stdio(environment, config)
-        return
+    environment = load_environment(dirs[0])
+    if not quiet:
+        err_console.print(f"serving {domain}/{environment.name} on stdio", highlight=False)
+    serve_stdio(environment, config)
+
+
+def _serve_http(
+    domain: str,
+    dirs: list[Path],
+    config: ServeConfig,
+    host: str,
+    token: str | None,
+    control_token: str | None,
+) -> None:
+    from ..runtime import load_environment
+    from ..serve import serve_http
+    from ..serve.config import LOOPBACK_HOSTS
+
     envs = [load_environment(d) for d in dirs]
     if host not in LOOPBACK_HOSTS and not token:
         err_console.print(

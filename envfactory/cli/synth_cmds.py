@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +16,7 @@ from .tasks_cmds import task_config_option
 
 if TYPE_CHECKING:
     from ..pipelines.synthesize import SynthResult
+    from ..synth.config import SynthConfig
 
 _SYNTH_HELP = """Synthesize multi-turn tool-use trajectories and write them as a Hugging Face dataset.
 
@@ -85,46 +88,74 @@ def synth(
         False, "--overwrite", help="Start over, replacing an existing dataset folder."
     ),
     task_config: object | None = task_config_option(),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        "-j",
+        min=1,
+        help="Shard by environment over N workers, rows streamed to disk shard by shard (bounded "
+        "memory; the same seed gives the same bytes for any N; oracle policy).",
+    ),
+    backend: str = typer.Option(
+        "local",
+        "--backend",
+        help="Sharded run on local worker processes or ray (Ray tasks; envfactory[ray]).",
+    ),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="--backend ray: a cluster to join (default: a local Ray on 127.0.0.1)."
+    ),
 ) -> None:
-    from pydantic import ValidationError
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TaskID,
-        TaskProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    # the options, by name, to the function that does the work (the command only declares them)
+    _synth(**locals())
 
+
+def _synth(
+    *,
+    domain: str | None,
+    all_: bool,
+    env: str | None,
+    n: int,
+    seed: int,
+    name: str | None,
+    out_root: Path | None,
+    tasks_file: Path | None,
+    policy: str,
+    model: str | None,
+    base_url: str,
+    api_key_env: str,
+    attempts: int,
+    temperature: float,
+    llm_user: bool,
+    via_mcp: bool,
+    mcp_transport: str,
+    eval_fraction: float,
+    rl_fraction: float,
+    license: str,
+    overwrite: bool,
+    task_config: object | None,
+    workers: int | None,
+    backend: str,
+    ray_address: str | None,
+) -> None:
     from ..config import project_paths
     from ..pipelines import synthesize_dataset
     from ..runtime import load_environment
 
     if all_ == bool(domain):
         fail("give exactly one of --domain DOMAIN or --all")
-    if policy not in ("oracle", "teacher"):
-        fail(f"unknown policy {policy!r}; choose oracle or teacher")
-    if via_mcp and mcp_transport not in ("inproc", "stdio"):
-        fail(f"unknown --mcp-transport {mcp_transport!r}; choose inproc or stdio")
-    from ..synth.config import SynthConfig, TaskConfig
-
-    try:  # the settings' one definition (SynthConfig); its defaults match the options above
-        cfg = SynthConfig(
-            n=n,
-            seed=seed,
-            policy=policy,
-            attempts=attempts,
-            temperature=temperature,
-            via_mcp=mcp_transport if via_mcp else None,
-            eval_fraction=eval_fraction,
-            rl_fraction=rl_fraction,
-            license=license,
-            tasks=task_config or TaskConfig(),
-        )
-    except ValidationError as e:
-        fail("; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()))
+    cfg = _config(
+        n,
+        seed,
+        policy,
+        attempts,
+        temperature,
+        via_mcp,
+        mcp_transport,
+        eval_fraction,
+        rl_fraction,
+        license,
+        task_config,
+    )
     dirs = env_dirs(None if all_ else domain, env)
     with console.status("loading environments ..."):
         envs = [load_environment(d) for d in dirs]
@@ -133,8 +164,7 @@ def synth(
     ds_name = name or (domain if domain else "all") + ("" if not env else f"-{env}")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", ds_name) or ".." in ds_name:
         fail(f"--name {ds_name!r}: use letters, digits, '_', '-' and '.' (a folder name under trajectories/)")
-    root = out_root or project_paths().root / "trajectories"
-    out = root / ds_name
+    out = (out_root or project_paths().root / "trajectories") / ds_name
     command = " ".join(
         ["envfactory synth", "--all" if all_ else f"--domain {domain}"]
         + ([f"--env {env}"] if env else [])
@@ -142,33 +172,12 @@ def synth(
         + ([f"--policy teacher --model {model} --attempts {attempts}"] if policy == "teacher" else [])
         + (["--via-mcp"] if via_mcp else [])
     )
-    columns = (
-        TextColumn("[bold]{task.description}[/]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TaskProgressColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=console, transient=False) as prog:
-        bars: dict[str, TaskID] = {}
-        started: dict[str, tuple[float, int]] = {}
-
-        def on_progress(stage: str, done: int = 0, total: int | None = None, *rest: object) -> None:
-            import time
-
-            if not isinstance(done, int):
-                return
-            if stage not in bars:
-                bars[stage] = prog.add_task(stage, total=total, rate="")
-                started[stage] = (time.perf_counter(), done)
-            t0, d0 = started[stage]
-            dt = time.perf_counter() - t0
-            rate = f"{(done - d0) / dt:,.0f}/s" if dt > 0.2 and done > d0 else ""
-            prog.update(bars[stage], completed=done, total=total, rate=rate)
-
+    if workers is not None or backend != "local" or ray_address:
+        if policy != "oracle" or tasks_file is not None or llm_user:
+            fail("--workers/--backend: sharded runs build their own tasks with the oracle policy")
+        res = _sharded(envs, out, cfg, ds_name, command, overwrite, workers, backend, ray_address)
+        return _print_result(res, f"trajectories/{ds_name}" if out_root is None else str(out), out)
+    with _progress() as on_progress:
         res = synthesize_dataset(
             envs,
             out,
@@ -189,6 +198,130 @@ def synth(
             task_config=cfg.tasks,
         )
     _print_result(res, f"trajectories/{ds_name}" if out_root is None else str(out), out)
+
+
+def _sharded(
+    envs: list,
+    out: Path,
+    cfg: SynthConfig,
+    ds_name: str,
+    command: str,
+    overwrite: bool,
+    workers: int | None,
+    backend: str,
+    ray_address: str | None,
+) -> SynthResult:
+    """``--workers`` / ``--backend ray``: the sharded run (``pipelines.synth_shards``)."""
+    from ..pipelines.backend import make_backend
+    from ..pipelines.synth_shards import synthesize_sharded
+
+    runner = make_backend(
+        backend, workers=workers, address=ray_address, preload=["envfactory.pipelines.synth_shards"]
+    )
+    try:
+        with _progress() as on_progress:
+            return synthesize_sharded(
+                envs,
+                out,
+                n=cfg.n,
+                backend=runner,
+                seed=cfg.seed,
+                name=ds_name,
+                via_mcp=cfg.via_mcp,
+                eval_fraction=cfg.eval_fraction,
+                rl_fraction=cfg.rl_fraction,
+                overwrite=overwrite,
+                license=cfg.license,
+                command=command,
+                on_progress=on_progress,
+                task_config=cfg.tasks,
+            )
+    finally:
+        runner.close()
+
+
+def _config(
+    n: int,
+    seed: int,
+    policy: str,
+    attempts: int,
+    temperature: float,
+    via_mcp: bool,
+    mcp_transport: str,
+    eval_fraction: float,
+    rl_fraction: float,
+    license: str,
+    task_config: object | None,
+) -> SynthConfig:
+    """The options as the settings' one definition (SynthConfig); a bad value is a one-line error."""
+    from pydantic import ValidationError
+
+    if policy not in ("oracle", "teacher"):
+        fail(f"unknown policy {policy!r}; choose oracle or teacher")
+    if via_mcp and mcp_transport not in ("inproc", "stdio"):
+        fail(f"unknown --mcp-transport {mcp_transport!r}; choose inproc or stdio")
+    from ..synth.config import SynthConfig, TaskConfig
+
+    try:  # its defaults match the options of synth
+        return SynthConfig(
+            n=n,
+            seed=seed,
+            policy=policy,
+            attempts=attempts,
+            temperature=temperature,
+            via_mcp=mcp_transport if via_mcp else None,
+            eval_fraction=eval_fraction,
+            rl_fraction=rl_fraction,
+            license=license,
+            tasks=task_config or TaskConfig(),
+        )
+    except ValidationError as e:
+        fail("; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()))
+        raise  # not reached: fail() exits
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[..., None]]:
+    """A rich progress display, one bar per stage with its rate; yields the on_progress callback."""
+    import time
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("[bold]{task.description}[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as prog:
+        bars: dict[str, TaskID] = {}
+        started: dict[str, tuple[float, int]] = {}
+
+        def on_progress(stage: str, done: int = 0, total: int | None = None, *rest: object) -> None:
+            if not isinstance(done, int):
+                return
+            if stage not in bars:
+                bars[stage] = prog.add_task(stage, total=total, rate="")
+                started[stage] = (time.perf_counter(), done)
+            t0, d0 = started[stage]
+            dt = time.perf_counter() - t0
+            rate = f"{(done - d0) / dt:,.0f}/s" if dt > 0.2 and done > d0 else ""
+            prog.update(bars[stage], completed=done, total=total, rate=rate)
+
+        yield on_progress
 
 
 def _policy(

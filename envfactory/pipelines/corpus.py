@@ -35,6 +35,7 @@ from typing import Any
 
 from ..errors import ConfigError, EnvFactoryError
 from ..explore import FIDELITY_COUNTS
+from .backend import Backend, JobFailed
 from .build import Progress, build_source
 from .swap import write_atomic
 
@@ -213,30 +214,69 @@ def _build_one(job: dict[str, Any], result: Connection, life: Connection) -> Non
     # made before the limit: past it, even the message saying so may not be allocatable
     over = pickle.dumps({"status": "failed", "reason": f"memory budget exceeded ({job['memory_mb']} MiB)"})
     try:
-        try:
-            _limit_memory(job["memory_mb"])
-            report = build_source(
-                job["path"],
-                out_dir=job["out_dir"],
-                domain=job["domain"],
-                seed=job["seed"],
-                verify=job["verify"],
-                max_envs_per_doc=job["max_envs"],
-                row_scale=job["row_scale"],
-            )
-            msg = _summary(report)
-        except EnvFactoryError as e:
-            msg = {"status": "failed", "reason": " ".join(str(e).split())[:300]}
-        except MemoryError:
-            raise
-        except Exception as e:  # a bug on one document must not stop a corpus of thousands: record it
-            msg = {
-                "status": "failed",
-                "reason": f"internal error: {type(e).__name__}: {' '.join(str(e).split())[:200]}",
-            }
+        _limit_memory(job["memory_mb"])
+        msg = _build_summary(job)
         result.send(msg)
     except MemoryError:
         result.send_bytes(over)
+
+
+def build_job(job: dict[str, Any]) -> dict[str, Any]:
+    """One document as a backend job (``--backend ray``): its corpus row, ``seconds`` included.
+
+    Runs in a process of its own (the backend's ``fresh_process``). The memory budget is watched
+    as resident memory, not ``RLIMIT_AS``: a Ray worker maps gigabytes of address space before it
+    starts, and one past the limit cannot even send its result. Past the budget the worker exits,
+    and the document is recorded as "worker died".
+    """
+    t0 = time.perf_counter()
+    if job["memory_mb"] is not None:
+        threading.Thread(target=_watch_memory, args=(int(job["memory_mb"]),), daemon=True).start()
+    msg = _build_summary(job)
+    return {**msg, "seconds": time.perf_counter() - t0}
+
+
+def _watch_memory(memory_mb: int) -> None:
+    import psutil
+
+    me = psutil.Process()
+    while me.memory_info().rss < memory_mb * 2**20:
+        time.sleep(0.2)
+    os._exit(75)
+
+
+def _build_summary(job: dict[str, Any]) -> dict[str, Any]:
+    try:
+        report = build_source(
+            job["path"],
+            out_dir=job["out_dir"],
+            domain=job["domain"],
+            seed=job["seed"],
+            verify=job["verify"],
+            max_envs_per_doc=job["max_envs"],
+            row_scale=job["row_scale"],
+        )
+        return _summary(report)
+    except EnvFactoryError as e:
+        return {"status": "failed", "reason": " ".join(str(e).split())[:300]}
+    except MemoryError:
+        raise
+    except Exception as e:  # a bug on one document must not stop a corpus of thousands: record it
+        return {
+            "status": "failed",
+            "reason": f"internal error: {type(e).__name__}: {' '.join(str(e).split())[:200]}",
+        }
+
+
+def _run_backend(jobs: list[dict[str, Any]], backend: Backend, budget: Budget, done: Any) -> None:
+    """The documents as backend jobs (Ray tasks), each in its own worker process, under the budget."""
+
+    def arrived(i: int, got: Any) -> None:
+        if isinstance(got, JobFailed):
+            got = {"status": "failed", "reason": got.reason, "seconds": budget.seconds or 0.0}
+        done(jobs[i], got)
+
+    backend.run(build_job, jobs, arrived, timeout_s=budget.seconds, fresh_process=True)
 
 
 # ---- the pool ----------------------------------------------------------------------------------------
@@ -368,12 +408,15 @@ def build_corpus(
     max_envs_per_doc: int | None = None,
     domain: str = "corpus",
     progress: Progress | None = None,
+    backend: Backend | None = None,
 ) -> CorpusReport:
     """Build every document under ``source`` (a folder, or one file) into ``out_dir/<slug>/``.
 
     Writes ``corpus.json`` (no timings), ``.corpus-times.json`` and the resume state into
     ``out_dir``. Raises ConfigError for a missing source or a bad worker count; a document that
-    fails (unreadable, over budget, no environment) is recorded, never raised.
+    fails (unreadable, over budget, no environment) is recorded, never raised. ``backend``: a
+    non-local backend (Ray) runs each document as a job in a fresh worker process under the same
+    budgets, into the same folders (``workers`` is then the backend's).
     """
     from .corpus_source import find_documents
 
@@ -387,13 +430,8 @@ def build_corpus(
     out.mkdir(parents=True, exist_ok=True)
     found.write(out)  # sources.json: each document's provenance (packages only)
     t0 = time.perf_counter()
-    options = {
-        "v": _STATE_VERSION,
-        "seed": seed,
-        "verify": verify,
-        "row_scale": row_scale,
-        "max_envs": max_envs_per_doc,
-    }
+    options: dict[str, Any] = {"v": _STATE_VERSION, "seed": seed, "verify": verify, "row_scale": row_scale}
+    options["max_envs"] = max_envs_per_doc
     state_path = out / CORPUS_STATE_FILE
     state = _load_state(state_path)
     report = CorpusReport(source=str(src), out_dir=str(out))
@@ -449,9 +487,16 @@ def build_corpus(
         if progress:
             progress("document", Path(doc.source).name)
 
-    _run_pool(jobs, workers, budget, done)
+    if backend is not None and backend.name != "local":
+        _run_backend(jobs, backend, budget, done)
+    else:
+        _run_pool(jobs, workers, budget, done)
     report.documents = [results[k] for k in sorted(results)]
     report.seconds = time.perf_counter() - t0
+    return _write_report(out, report)
+
+
+def _write_report(out: Path, report: CorpusReport) -> CorpusReport:
     write_atomic(out / CORPUS_FILE, json.dumps(report.to_dict(), indent=2) + "\n")
     write_atomic(out / CORPUS_TIMES_FILE, json.dumps(report.timings(), indent=2) + "\n")
     return report

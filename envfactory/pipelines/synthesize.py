@@ -232,6 +232,43 @@ def _roll_out(
     return resumed, now
 
 
+def _settings(
+    by_key: dict[str, Environment],
+    out: Path,
+    *,
+    n: int,
+    seed: int,
+    name: str | None,
+    policy: Policy,
+    user_model: ChatModel | None,
+    via_mcp: str | None,
+    tasks_source: str,
+    eval_fraction: float,
+    rl_fraction: float,
+    license: str,
+    task_config: TaskConfig | None,
+) -> dict[str, Any]:
+    """The run's settings, as its manifest records them (a resume must match them)."""
+    settings = {
+        "format": _FORMAT,
+        "name": name or out.name,
+        "envs": {k: _digest(e.spec.model_dump(mode="json")) for k, e in sorted(by_key.items())},
+        "n": n,
+        "seed": seed,
+        "policy": policy.name,
+        "attempts": policy.attempts,
+        "user_model": getattr(user_model, "model", None) if user_model is not None else None,
+        "via": f"mcp-{via_mcp}" if via_mcp else "in-process",
+        "tasks_source": tasks_source,
+        "eval_fraction": eval_fraction,
+        "rl_fraction": rl_fraction,
+        "license": license,
+    }
+    if task_config is not None and task_config != TaskConfig():
+        settings["task_config"] = task_config.model_dump(mode="json")
+    return settings
+
+
 def synthesize_dataset(
     envs: Sequence[Environment],
     out_dir: str | os.PathLike,
@@ -264,24 +301,21 @@ def synthesize_dataset(
     out = Path(out_dir)
     policy = policy or OraclePolicy(seed=seed)
     by_key = {_env_key(e): e for e in envs}
-    name = name or out.name
-    settings = {
-        "format": _FORMAT,
-        "name": name,
-        "envs": {k: _digest(e.spec.model_dump(mode="json")) for k, e in sorted(by_key.items())},
-        "n": n,
-        "seed": seed,
-        "policy": policy.name,
-        "attempts": policy.attempts,
-        "user_model": getattr(user_model, "model", None) if user_model is not None else None,
-        "via": f"mcp-{via_mcp}" if via_mcp else "in-process",
-        "tasks_source": tasks_source,
-        "eval_fraction": eval_fraction,
-        "rl_fraction": rl_fraction,
-        "license": license,
-    }
-    if task_config is not None and task_config != TaskConfig():
-        settings["task_config"] = task_config.model_dump(mode="json")
+    settings = _settings(
+        by_key,
+        out,
+        n=n,
+        seed=seed,
+        name=name,
+        policy=policy,
+        user_model=user_model,
+        via_mcp=via_mcp,
+        tasks_source=tasks_source,
+        eval_fraction=eval_fraction,
+        rl_fraction=rl_fraction,
+        license=license,
+        task_config=task_config,
+    )
     work = _start(out, settings, overwrite)
     t0 = time.perf_counter()
     task_list = _tasks_once(work, tasks, envs, by_key, n, seed, task_model, on_progress, task_config)
