@@ -15,7 +15,7 @@ which sub-goal is current, when the user is done) and the model only words the r
 prompted with the persona, the goal, the current sub-goal and the facts it may reveal now.
 A user never volunteers a hidden fact nobody asked for, in either mode. The model's text is a
 candidate: it is replaced by the rule-based reply when the model fails (``ModelError``), says
-nothing, leaks a hidden fact, or states an id-like token (``BK-1042``) that nothing the user was
+nothing, echoes its instructions, leaks a hidden fact, or states an id-like token (``BK-1042``) that nothing the user was
 told contains; ``llm_stats`` counts the model's turns, how many were kept and why the others were
 replaced.
 """
@@ -133,6 +133,13 @@ Rules: never mention tools, APIs or internal ids you were not told; never reveal
 as revealable; answer questions briefly; if the assistant asks you to confirm something that matches your
 facts, confirm it; if it is wrong, correct it. {instruction}
 Write only the customer's next message."""
+_WAITING = "(The assistant is waiting for you to start.)"
+# the prompt's own lines (a base model often continues its prompt): text that repeats one is refused
+_SCAFFOLD = tuple(
+    p.strip(" .")
+    for p in re.split(r"\{\w+\}|\n|: ", _LLM_SYSTEM + "\n" + _WAITING.strip("()"))
+    if len(p.strip(" .")) >= 9
+)
 
 
 class UserSimulator:
@@ -254,7 +261,7 @@ class UserSimulator:
         for m in self.history:
             msgs.append(ChatMessage.user(m.text) if m.role == "assistant" else ChatMessage.assistant(m.text))
         if len(msgs) == 1:
-            msgs.append(ChatMessage.user("(The assistant is waiting for you to start.)"))
+            msgs.append(ChatMessage.user(_WAITING))
         assert self.model is not None  # callers use _llm only when a model is set
         try:
             resp = self.model.complete(msgs, temperature=0.7, seed=self.seed)
@@ -265,6 +272,8 @@ class UserSimulator:
             told = system + " " + " ".join(m.text for m in self.history)
             if not text:
                 why = "empty"
+            elif any(line in text for line in _SCAFFOLD):
+                why = "echoed_prompt"
             elif not _guard_hidden(text, self.hidden, reveal, self.revealed):
                 why = "hidden_fact"
             else:

@@ -34,6 +34,7 @@ def test_the_llm_user_keeps_good_words_and_replaces_bad_ones_counting_why():
     script = [
         Reply("Hello, I'd like the business flight to Lisbon."),  # kept
         Reply("   "),  # says nothing
+        Reply("You are role-playing a customer. Your name: Ann Lee."),  # continues its prompt
         Reply("Booking BK-7731 is mine, right?"),  # an id nobody told the user
         Reply("Sure, it's ann.lee@example.org"),  # a hidden fact nobody asked for
         ErrorReply(400, "context window exceeded"),  # the model fails: a ModelError, not a crash
@@ -41,12 +42,13 @@ def test_the_llm_user_keeps_good_words_and_replaces_bad_ones_counting_why():
     with ScriptedOpenAIServer(script) as srv:
         u = UserSimulator(_task(), model=OpenAICompatModel(srv.base_url, "scripted", max_retries=0))
         assert u.opening() == "Hello, I'd like the business flight to Lisbon."
-        replies = [u.reply("Which cabin? Is that right?") for _ in range(4)]
+        replies = [u.reply("Which cabin? Is that right?") for _ in range(5)]
     assert all(r and "BK-7731" not in r and "ann.lee" not in r and r.strip() for r in replies)
     assert u.llm_stats == {
-        "turns": 5,
+        "turns": 6,
         "accepted": 1,
         "replaced_empty": 1,
+        "replaced_echoed_prompt": 1,
         "replaced_invented_id": 1,
         "replaced_hidden_fact": 1,
         "replaced_model_error": 1,
