@@ -57,6 +57,7 @@ from .checks import (
     Finding,
     check_complete,
     check_decontaminated,
+    check_not_handed_over,
     check_not_overspecified,
     check_provenance,
     check_resolves,
@@ -318,6 +319,7 @@ class _Builder:
             check_not_overspecified(cand, env.spec),
             check_provenance(cand, env.spec),
             check_resolves(cand, env.spec, self.state(task.env)),
+            check_not_handed_over(cand),  # the rewrite must not say a fact the answer should give
             check_decontaminated(cand, self.index),
         ):
             if not f.ok:

@@ -60,3 +60,30 @@ def test_an_id_the_assistant_said_is_not_invented():
         u = UserSimulator(_task(), model=OpenAICompatModel(srv.base_url, "scripted", max_retries=0))
         assert u.reply("I booked BK-7731 for you. Is that right?") == "Yes, BK-7731 is right."
     assert u.llm_stats == {"turns": 1, "accepted": 1}
+
+
+def test_a_model_rewrite_that_hands_over_the_answer_is_rejected(trip_desk_env):
+    import json
+
+    from envfactory.synth.checks import check_not_handed_over
+    from envfactory.synth.tasks import build_tasks
+
+    plain = build_tasks([trip_desk_env], n=12, seed=0, calibrate=False).tasks
+    answering = [t for t in plain if t.reward.required_facts]
+    assert answering  # read-only tasks whose answer states facts the user must not say
+    script = [
+        Reply(
+            json.dumps(
+                {
+                    "goal": t.goal
+                    + (f" It is {t.reward.required_facts[0]}." if t.reward.required_facts else "")
+                }
+            )
+        )
+        for t in plain
+    ]
+    with ScriptedOpenAIServer(script) as srv:
+        model = OpenAICompatModel(srv.base_url, "scripted", max_retries=0)
+        res = build_tasks([trip_desk_env], n=12, seed=0, calibrate=False, model=model)
+    assert res.report.llm.get("rejected_not_handed_over", 0) >= 1, res.report.llm
+    assert all(check_not_handed_over(t).ok for t in res.tasks)
