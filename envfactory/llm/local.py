@@ -92,6 +92,9 @@ class LocalModelServer:
             sys.executable, "-m", "envfactory.llm.llama_serve", "--model", str(gguf), "--model_alias", LOCAL_MODEL_NAME,
             "--host", self.host, "--port", str(self.port), "--n_ctx", str(self.n_ctx),
             "--n_threads", str(self.threads), "--chat_format", self.chat_format,
+            # the server's default keeps logits for every context position: n_ctx x 262k-token vocabulary
+            # x 4 bytes (17 GB at 16k context) and the output layer run on every prompt token
+            "--logits_all", "False",
         ]  # fmt: skip
 
     def start(self) -> LocalModelServer:

@@ -31,6 +31,7 @@ def test_server_command_binds_loopback_and_names_the_model():
     assert cmd[cmd.index("--host") + 1] == "127.0.0.1"
     assert cmd[cmd.index("--model_alias") + 1] == "gemma-3-270m"
     assert cmd[cmd.index("--port") + 1] == "8123"
+    assert cmd[cmd.index("--logits_all") + 1] == "False"  # else n_ctx x vocabulary floats of memory
     assert cmd[1:3] == ["-m", "envfactory.llm.llama_serve"]  # prompts rendered as text, not HTML
 
 
