@@ -135,6 +135,7 @@ def test_teacher_policy_on_10_tasks_keeps_only_full_reward_rollouts(local_client
         rows += pq.read_table(path).to_pylist()
     # whatever the model got wrong was dropped: every row that was kept scored reward 1
     assert all(row["reward"] == 1.0 for row in rows if "reward" in row)
+    assert model.ledger.summary().ok > 0  # the model answered (a dead server must not pass)
     print(
         f"teacher on the local model: {res.kept} kept of {res.tasks} tasks "
         f"({res.rollout_failures} without a full-reward rollout); dropped: {dict(res.failures)}; "

@@ -78,6 +78,7 @@ def test_llm_user_simulator_on_5_tasks(trip_desk, local_client, monkeypatch):
         for k, v in sim.llm_stats.items():
             stats[k] = stats.get(k, 0) + v
     assert stats["turns"] == sum(v for k, v in stats.items() if k != "turns") > 0
+    assert user_model.ledger.summary().ok > 0  # the model answered (a dead server must not pass)
     print(f"LLM user simulator on 5 tasks: {stats}; usage: {user_model.ledger.summary()}")
 
 
@@ -104,6 +105,7 @@ def test_llm_goal_realizer_output_is_gated_by_every_check(built_with_model, serv
     from envfactory.synth.checks import run_checks
 
     res, model = built_with_model
+    assert model.ledger.summary().ok > 0  # the model answered (a dead server must not pass)
     llm = res.report.llm
     assert llm["attempted"] == llm.get("accepted", 0) + llm.get("rejected", 0) + llm.get("unusable", 0) > 0
     assert llm.get("rejected", 0) == sum(v for k, v in llm.items() if k.startswith("rejected_"))
@@ -122,6 +124,7 @@ def test_calibration_with_k2_solver_rollouts(built_with_model):
     assert s["rollouts_per_task"] == 2 and s["tasks_measured"] >= 1
     assert s["rollouts"] == 2 * s["tasks_measured"]
     assert s["rollouts"] == s["successes"] + s["wrong"] + s["turn_limit"] + s["model_errors"] + s["errors"]
+    assert s["model_errors"] + s["errors"] < s["rollouts"]  # some rollouts ran on the model's replies
     for t in res.tasks:
         assert 0.0 <= t.difficulty.predicted_pass_rate <= 1.0
     keys = ("tasks_measured", "rollouts", "successes", "wrong", "turn_limit", "model_errors", "errors")
@@ -148,6 +151,7 @@ def test_explorer_agent_on_a_real_document_keeps_the_draft_unless_the_model_does
     )
     model = local_client(max_tokens=256, timeout=600)
     res = run_explorer_agent([doc], domain="office", model=model, config=cfg, draft=draft)
+    assert res.usage.ok == res.usage.calls == 1  # the model answered (a dead server must not pass)
     (outcome,) = res.outcomes
     (spec,) = res.envs
     accepted = not outcome.fell_back and spec.model_dump() != draft[0].model_dump()
