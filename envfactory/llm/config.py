@@ -35,6 +35,7 @@ class ModelConfig(BaseModel):
     max_retries: int = Field(default=3, ge=0, le=20)
     concurrency: int = Field(default=4, ge=1, le=1024)
     temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1)
     vllm_engine_kwargs: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")

