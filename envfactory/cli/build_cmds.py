@@ -295,6 +295,8 @@ def _build(
     chosen = sum(bool(x) for x in (domain, all_, source))
     if chosen != 1:
         raise ConfigError("give exactly one of --domain, --all or --source")
+    if out is not None and not source:  # --out names one source's folder; bundled domains go under a root
+        raise ConfigError("--out goes with --source; to build bundled domains elsewhere use --domains DIR")
     agent = _agent(explorer, model, base_url, seed)
     if workers is not None or backend != "local" or ray_address:
         from .corpus_view import run_corpus

@@ -100,6 +100,14 @@ def test_build_domain_outside_the_domains_folder_is_refused(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+def test_build_domain_with_out_is_refused_not_ignored(tmp_path):
+    # --out names one --source's folder; with --domain it used to be ignored and domains/ rewritten in place
+    r = _run("build", "--domain", "travel", "--out", str(tmp_path / "x"), "--no-verify")
+    assert r.exit_code == 2
+    assert "--out goes with --source" in r.output and "--domains" in r.output
+    assert not list(tmp_path.iterdir())
+
+
 def test_synth_dataset_name_cannot_leave_trajectories():
     from typer.testing import CliRunner
 
