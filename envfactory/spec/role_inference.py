@@ -161,6 +161,14 @@ _DATE_NAME = re.compile(
     r"|(^|_)(departure|arrival)(_time)?$|(^|_)(start|end)_(time|date)$|(^|_)(start|end)$"
     r"|^last_(update|updated|modified|seen|login)$|^(date|time)_(created|modified|updated)$|._time$"
 )
+# a string field that names no date but whose description says it holds one ("Completion date of the task
+# (as a RFC 3339 timestamp)", "RFC 3339 date-time when this blog was last updated"); epoch counts stay numbers
+_DATE_DESC = re.compile(
+    r"\b(rfc ?3339|iso ?8601|date-time|datetime|timestamp)\b"
+    r"|\b(creation|completion|modification|expiration|expiry|due|start|end) (date|time)\b",
+    re.I,
+)
+_NOT_DATE_DESC = re.compile(r"epoch|milliseconds|seconds since|unix|format of|time ?zone", re.I)
 _TIME_ONLY = re.compile(
     r"(^|_)(opens|closes|opening_time|closing_time|check_in_time|check_out_time)$|^time$"
     r"|_time_of_day$"
@@ -364,6 +372,13 @@ def _string_role(entity: str, n: str, ftype: str, description: str, example: Any
             if re.fullmatch(r"\d{4}-\d{2}-\d{2}", ex) or n == "date" or n.endswith(("_date", "_on", "dob"))
             else FieldRole.datetime
         )
+    if (
+        _DATE_DESC.search(description or "")
+        and not _NOT_DATE_DESC.search(description or "")
+        and not _ID.search(n)
+        and not re.search(r"format|zone|url|link|token", n)
+    ):
+        return FieldRole.datetime
     if _ID.search(n):
         return FieldRole.internal_id
     for pat, role in _NAME_RULES:

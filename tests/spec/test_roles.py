@@ -221,3 +221,23 @@ def test_json_schema_covers_roles_and_constraints():
         "product",
         "set_when",
     }
+
+
+def test_a_string_whose_description_says_timestamp_is_a_date_time():
+    # Google Tasks: 'completed' / 'updated' are strings documented as RFC 3339 timestamps; they were seeded
+    # with catch-phrases ('completed: Vision-oriented didactic Graphic Interface') because no name rule fired
+    desc = "Completion date of the task (as a RFC 3339 timestamp)."
+    assert infer_role("task", "completed", "string", description=desc) == R.datetime
+    assert (
+        infer_role(
+            "blog", "updated", "string", description="RFC 3339 date-time when this blog was last updated."
+        )
+        == R.datetime
+    )
+    # a count of seconds stays what it is, and an id documented with a timestamp is still an id
+    epoch = "The timestamp of when this profile was created, in seconds since epoch."
+    assert infer_role("profile", "created", "string", description=epoch) != R.datetime
+    assert (
+        infer_role("task", "etag_id", "string", description="ETag timestamp of the resource.")
+        == R.internal_id
+    )
