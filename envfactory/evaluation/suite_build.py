@@ -27,6 +27,7 @@ fails) and states no date its call does not use.
 from __future__ import annotations
 
 import hashlib
+import keyword
 import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -69,6 +70,12 @@ class _Candidate:
         return (self.task.env, self.tool)
 
 
+def _speakable(args: Mapping[str, Any]) -> bool:
+    """A call BFCL's Python syntax can write: ``list_positions(from=...)`` is a syntax error, so an argument
+    named like a keyword (Traccar's ``from``) cannot be a gold answer in any category."""
+    return all(k.isidentifier() and not keyword.iskeyword(k) for k in args)
+
+
 def _failed(output: Any) -> bool:
     return isinstance(output, Mapping) and ("error" in output or output.get("ok") is False)
 
@@ -89,7 +96,7 @@ def _candidates(tasks: Sequence[Task], docs: Mapping[str, Mapping[str, dict[str,
             gold = task.gold[step]
             doc = docs.get(task.env, {}).get(gold.tool)
             args = fit_gold_args(doc, gold.args) if doc is not None and not _failed(gold.output) else None
-            if args is not None:
+            if args is not None and _speakable(args):
                 out.append(_Candidate(task, step, text, args))
     return out
 
@@ -294,7 +301,7 @@ class _Builder:
                 break
             if task.initial_state != "template" or len(task.gold) < 2 or task.env not in self.envs:
                 continue
-            if any(_failed(s.output) for s in task.gold):
+            if any(_failed(s.output) or not _speakable(s.args) for s in task.gold):
                 continue
             texts, owned = _subgoal_turns(task)
             turns = [[format_call({task.gold[i].tool: task.gold[i].args}) for i in steps] for steps in owned]
