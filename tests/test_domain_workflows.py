@@ -11,6 +11,7 @@ does not count: the point is what the explorer made of a real document.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ DOMAINS = REPO / "domains"
 BUNDLED = ("travel", "commerce", "finance", "office", "lifestyle", "healthcare", "academia", "utilities")
 MARK = "wf probe"
 MAX_PAGES = 200
+FORM_ERROR = re.compile(r"argument '([^']+)'.* must be an? (date-time|date|time of day)\b")
+FORMS = {"date-time": "2026-01-15T10:00:00", "date": "2026-01-15", "time of day": "10:00"}
 
 
 @dataclass
@@ -107,10 +110,16 @@ class Agent:
         return [t for t in self.spec.tools if t.entity == entity and t.kind == kind]
 
     def call(self, tool, args: dict[str, Any]) -> dict[str, Any]:
-        res = self.session.try_call(tool.name, args)
-        if not res["ok"]:
-            raise Stop(f"{tool.name}({args}) -> {res.get('message')}")
-        return res["result"]
+        # like an agent, read a refusal that names the form an argument needs and try again in that form
+        for _ in range(len(args) + 1):
+            res = self.session.try_call(tool.name, args)
+            if res["ok"]:
+                return res["result"]
+            m = FORM_ERROR.search(res.get("message") or "")
+            if m is None or m.group(1) not in args or m.group(2) not in FORMS:
+                break
+            args = {**args, m.group(1): FORMS[m.group(2)]}
+        raise Stop(f"{tool.name}({args}) -> {res.get('message')}")
 
     def pk(self, entity: str) -> str:
         return self.entities[entity].primary_key
