@@ -42,7 +42,7 @@ from ..spec import (
     is_time_of_day,
     parse_when,
 )
-from .constraints import constraint_problem
+from .constraints import _ranges, constraint_problem
 
 __all__ = ["ArgValidator", "to_db", "WriteGuard", "write_guard", "fit_write", "role_value"]
 
@@ -328,8 +328,10 @@ class WriteGuard:
         self.cons = ent.effective_constraints()
         self._cons = [(c, frozenset(c.fields), c.kind == "set_when") for c in self.cons]
         self.past = {c.fields[0] for c in self.cons if c.kind == "clock" and c.relation == "past"}
+        # numbers with a documented or believable range (the audit's): name -> (low, high, integer, typical)
+        self.ranges = {n: (lo, hi, integer, (tlo, thi)) for n, integer, lo, hi, tlo, thi in _ranges(ent)}
         writes = tool.kind in (ToolKind.create, ToolKind.update, ToolKind.action)
-        self.off = not writes or not (self.values or self.cons)  # nothing to judge: no cost per call
+        self.off = not writes or not (self.values or self.cons or self.ranges)  # nothing to judge: no cost
 
     def problem(self, row: dict[str, Any], written: Iterable[str]) -> tuple[str | None, str, bool] | None:
         """(the field at fault, why, whether a value breaks its role) for the first thing ``row``
@@ -342,6 +344,10 @@ class WriteGuard:
                 test, what = self.values[name]
                 if isinstance(v, str) and not test(v):
                     return name, f"{name} must be {what}, got {json.dumps(v)[:60]}", True
+        for name, (lo, hi, _, _) in self.ranges.items():
+            v = row.get(name) if name in wrote else None
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and not lo <= v <= hi:
+                return name, f"{name} must be between {lo:g} and {hi:g}, got {v:g}", True
         for c, names, stamp_only in self._cons:
             if (c.fields[0] not in wrote) if stamp_only else names.isdisjoint(wrote):
                 continue  # untouched (a stamp the call leaves alone is not the call's fault)
@@ -477,6 +483,14 @@ def fit_write(
             v = role_value(ent, f, rng, clock)
             if v is not None:
                 put(name, v)
+        ranged = guard.ranges.get(name)
+        x = own[name]
+        if ranged is not None and isinstance(x, (int, float)) and not isinstance(x, bool):
+            lo, hi, integer, (tlo, thi) = ranged
+            if not lo <= x <= hi:  # out of its range: a typical value instead
+                y = rng.uniform(tlo, thi) if math.isfinite(tlo) and math.isfinite(thi) else tlo
+                y = y if math.isfinite(y) else (lo if math.isfinite(lo) else hi)
+                put(name, int(round(y)) if integer else round(y, 2))
     for c in guard.cons:
         if c.kind == "order" and constraint_problem(c, after, clock) is not None:
             a_name, b_name = c.fields

@@ -276,3 +276,21 @@ def test_a_date_stamped_on_the_day_of_a_date_time_is_not_before_it():
     with env.new_session() as s:  # created_at 09:00 and created_on that day: a day holds its moments
         out = s.call("create_project", {"name": "Kitchen remodel"})
         assert (out["created_at"], out["created_on"]) == ("2026-06-01T09:00:00", "2026-06-01")
+
+
+def test_a_number_outside_its_believable_range_is_refused_and_valid_args_keep_inside_it(env):
+    # the corpus audit found Stripe cards written with exp_year 4 and tax rates of 213.8 %: the guard
+    # judged roles and constraints but not the ranges the audit holds numbers to
+    with env.new_session() as s:
+        h0 = s.state_hash()
+        with pytest.raises(ArgumentError) as err:
+            s.call("create_stay", {**GOOD, "quantity": 100000, "total": 100000 * GOOD["unit_price"]})
+        assert err.value.argument == "quantity" and "must be between 1 and 500" in str(err.value)
+        assert s.state_hash() == h0
+    from envfactory.runtime.validate import fit_write
+
+    tool = env.spec.tool("create_stay")
+    args = {**GOOD, "quantity": 100000}
+    own = {"quantity": 100000, "total": GOOD["total"]}
+    assert fit_write(env.spec.entity("stay"), tool, {}, args, own, env.clock, random.Random(1))
+    assert 1 <= args["quantity"] <= 500
