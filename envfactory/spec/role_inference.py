@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from enum import Enum
 from typing import Any
 
+from .role_values import ROLE_SHAPES
 from .role_vocab import FieldRole
 
 __all__ = ["infer_role", "is_person_entity", "realistic_range"]
@@ -383,6 +384,9 @@ def _string_role(entity: str, n: str, ftype: str, description: str, example: Any
         return FieldRole.internal_id
     for pat, role in _NAME_RULES:
         if re.search(pat, n):
+            shape = ROLE_SHAPES.get(role)
+            if shape is not None and isinstance(example, str) and example and not shape.match(example):
+                return None  # the document's own example is not shaped so (Box's AI agent 'origin: CUSTOM')
             return role
     if _PERSON_FIELD.search(n):
         return FieldRole.person_name

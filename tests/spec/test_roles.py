@@ -241,3 +241,10 @@ def test_a_string_whose_description_says_timestamp_is_a_date_time():
         infer_role("task", "etag_id", "string", description="ETag timestamp of the resource.")
         == R.internal_id
     )
+
+
+def test_a_name_rule_gives_way_to_the_documents_own_example():
+    # Box documents an AI agent's 'origin' as the provider ('CUSTOM'): not an airport, whatever the name says
+    assert infer_role("ai_agent", "origin", "string", example="CUSTOM") is None
+    assert infer_role("flight", "origin", "string", example="JFK") == R.airport_code
+    assert infer_role("flight", "origin", "string") == R.airport_code
