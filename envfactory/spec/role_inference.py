@@ -373,13 +373,6 @@ def _string_role(entity: str, n: str, ftype: str, description: str, example: Any
             if re.fullmatch(r"\d{4}-\d{2}-\d{2}", ex) or n == "date" or n.endswith(("_date", "_on", "dob"))
             else FieldRole.datetime
         )
-    if (
-        _DATE_DESC.search(description or "")
-        and not _NOT_DATE_DESC.search(description or "")
-        and not _ID.search(n)
-        and not re.search(r"format|zone|url|link|token", n)
-    ):
-        return FieldRole.datetime
     if _ID.search(n):
         return FieldRole.internal_id
     for pat, role in _NAME_RULES:
@@ -411,6 +404,8 @@ def _string_role(entity: str, n: str, ftype: str, description: str, example: Any
         if own and _is_org_entity(entity):
             return FieldRole.organisation
         return FieldRole.title
+    if _DATE_DESC.search(description or "") and not _NOT_DATE_DESC.search(description or ""):
+        return FieldRole.datetime  # no name rule fired, and the document says it holds a timestamp
     return None
 
 
