@@ -29,6 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..runtime import Environment
+from ..runtime.constraints import believable_range
 from ..spec import (
     PERSON_ROLES,
     ROLE_SHAPES,
@@ -44,7 +45,6 @@ from ..spec import (
     is_time_of_day,
     labels_for,
     parse_when,
-    realistic_range,
     titles_for,
 )
 
@@ -236,18 +236,8 @@ class _FieldPlan:
         elif role == FieldRole.title:
             self.known |= {x.lower() for x in titles_for(ent.name, f.name)}
         self.empty = t in (FieldType.object, FieldType.array)
-        self.range: tuple[float, float] | None = None
-        if t in (FieldType.integer, FieldType.number):
-            # documented bounds win; a side the document leaves open keeps the believable bound
-            known = (
-                realistic_range(f.name)
-                if role in (FieldRole.quantity, FieldRole.rating, FieldRole.percentage, FieldRole.duration)
-                else None
-            )
-            lo = f.minimum if f.minimum is not None else (known[0] if known else None)
-            hi = f.maximum if f.maximum is not None else (known[1] if known else None)
-            if lo is not None or hi is not None:
-                self.range = (lo if lo is not None else float("-inf"), hi if hi is not None else float("inf"))
+        # the range the seeder draws in and the runtime refuses writes outside of
+        self.range: tuple[float, float] | None = believable_range(ent, f)
 
 
 def _check_value(p: _FieldPlan, v: Any, key: str, out: dict[str, AuditCheck]) -> None:

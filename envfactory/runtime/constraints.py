@@ -24,13 +24,14 @@ from ..spec import (
     ConstraintSpec,
     EntitySpec,
     FieldRole,
+    FieldSpec,
     FieldType,
     gap_hours,
     parse_when,
     realistic_range,
 )
 
-__all__ = ["apply_constraints", "constraint_problem"]
+__all__ = ["apply_constraints", "constraint_problem", "believable_range", "number_ranges"]
 
 _SEED_GAP_CAP = 30 * 24.0  # hours: a later field is drawn at most this far after the earlier one
 
@@ -86,18 +87,30 @@ def _ordered(cons: list[ConstraintSpec]) -> list[ConstraintSpec]:
 _RANGED = (FieldRole.quantity, FieldRole.rating, FieldRole.percentage, FieldRole.duration)
 
 
-def _ranges(ent: EntitySpec) -> list[tuple[str, bool, float, float, float, float]]:
-    """(field, integer, believable low/high, typical low/high) of each number with a believable range."""
+def believable_range(ent: EntitySpec, f: FieldSpec) -> tuple[float, float] | None:
+    """The range a number field's values must lie in: documented bounds win, a side the document
+    leaves open keeps the believable bound of its role (a count, a rating, a percentage ...); None
+    when nothing bounds it. One rule for the seeder, the write guard and the audit."""
+    if f.type not in (FieldType.integer, FieldType.number):
+        return None
+    known = realistic_range(f.name) if ent.role_of(f) in _RANGED else None
+    lo = f.minimum if f.minimum is not None else (known[0] if known else None)
+    hi = f.maximum if f.maximum is not None else (known[1] if known else None)
+    if lo is None and hi is None:
+        return None
+    return (lo if lo is not None else float("-inf"), hi if hi is not None else float("inf"))
+
+
+def number_ranges(ent: EntitySpec) -> list[tuple[str, bool, float, float, float, float]]:
+    """(field, integer, believable low/high, typical low/high) of each number with a believable range
+    (keys and references excluded)."""
     out = []
     for f in ent.fields:
-        if f.type not in (FieldType.integer, FieldType.number) or f.name == ent.primary_key or f.ref:
+        if f.name == ent.primary_key or f.ref:
             continue
-        known = realistic_range(f.name) if ent.role_of(f) in _RANGED else None
-        lo = f.minimum if f.minimum is not None else (known[0] if known else None)
-        hi = f.maximum if f.maximum is not None else (known[1] if known else None)
-        if lo is None and hi is None:
+        bound = believable_range(ent, f)
+        if bound is None:
             continue
-        bound = (lo if lo is not None else float("-inf"), hi if hi is not None else float("inf"))
         typ = realistic_range(f.name, typical=True) or bound
         tlo, thi = max(typ[0], bound[0]), min(typ[1], bound[1])
         if tlo > thi or tlo == float("-inf") or thi == float("inf"):
@@ -124,7 +137,7 @@ class _Fixer:
             for c in self.cons
             if c.kind == "set_when" and c.fields[0] in nullable
         ]
-        self.ranges = _ranges(ent)
+        self.ranges = number_ranges(ent)
 
     def hours(self, lo: float, hi: float) -> dt.timedelta:
         return dt.timedelta(hours=self.rng.uniform(lo, max(lo, hi)))

@@ -42,7 +42,7 @@ from ..spec import (
     is_time_of_day,
     parse_when,
 )
-from .constraints import _ranges, constraint_problem
+from .constraints import constraint_problem, number_ranges
 
 __all__ = ["ArgValidator", "to_db", "WriteGuard", "write_guard", "fit_write", "role_value"]
 
@@ -329,7 +329,9 @@ class WriteGuard:
         self._cons = [(c, frozenset(c.fields), c.kind == "set_when") for c in self.cons]
         self.past = {c.fields[0] for c in self.cons if c.kind == "clock" and c.relation == "past"}
         # numbers with a documented or believable range (the audit's): name -> (low, high, integer, typical)
-        self.ranges = {n: (lo, hi, integer, (tlo, thi)) for n, integer, lo, hi, tlo, thi in _ranges(ent)}
+        self.ranges = {
+            n: (lo, hi, integer, (tlo, thi)) for n, integer, lo, hi, tlo, thi in number_ranges(ent)
+        }
         writes = tool.kind in (ToolKind.create, ToolKind.update, ToolKind.action)
         self.off = not writes or not (self.values or self.cons or self.ranges)  # nothing to judge: no cost
 

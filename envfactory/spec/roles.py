@@ -20,8 +20,9 @@ in it. The vocabulary is small on purpose (``FieldRole``):
   ``internal_id`` (an opaque id no person would say);
 - free text: ``sentence`` (a note, a reason), ``paragraph`` (a description, a message body).
 
-Cross-field constraints (``ConstraintSpec``, on an entity), all checked by ``envfactory audit``
-and satisfied by the seeder:
+Cross-field constraints (``ConstraintSpec``, on an entity), all checked by ``envfactory audit``,
+satisfied by the seeder, and kept by tool writes (the runtime refuses a create, update or action
+whose stored row would break one, or a role, or a number's believable range):
 
 - ``order``: ``fields = [earlier, later]``; ``later`` is not before ``earlier`` and, when
   ``max`` is set, at most ``max`` hours after it (``min``: at least that many hours);
