@@ -155,8 +155,7 @@ def _explore_graph(
         if t.kind == "create":
             create_effects(t, ents[t.entity])
     groups = split_tools(drafts, ents, seed=seed, max_tools=max_tools, pack=merged)
-    if merged:
-        groups = add_finders(groups, drafts, ents, max_tools=max_tools)
+    groups = add_finders(groups, drafts, ents, max_tools=max_tools)
     if max_envs is not None:
         groups = sorted(groups, key=len, reverse=True)[:max_envs]
     titles = {d.source: d.title for d in docs}

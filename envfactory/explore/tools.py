@@ -84,17 +84,12 @@ _INITIAL = (
 
 
 def _field_for_stem(ent: EntityDraft, stem: str) -> str | None:
-    for cand in (
-        stem,
-        f"{stem}_at",
-        f"{stem}_date",
-        f"{stem}_time",
-        f"{stem}_datetime",
-        f"{stem}_on",
-        singular(stem),
-    ):
-        if cand in ent.fields:
-            return cand
+    # ``courseWorkStates`` on course_work filters its ``state``: the entity's name is no part of the field's
+    own = stem[len(ent.name) + 1 :] if stem.startswith(f"{ent.name}_") else ""
+    for s in (stem, own) if own else (stem,):
+        for cand in (s, f"{s}_at", f"{s}_date", f"{s}_time", f"{s}_datetime", f"{s}_on", singular(s)):
+            if cand in ent.fields:
+                return cand
     return None
 
 
