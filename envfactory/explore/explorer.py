@@ -154,7 +154,7 @@ def _explore_graph(
     for t in drafts:
         if t.kind == "create":
             create_effects(t, ents[t.entity])
-    groups = split_tools(drafts, ents, seed=seed, max_tools=max_tools, pack=merged)
+    groups = split_tools(drafts, ents, seed=seed, max_tools=max_tools, pack=True)
     groups = add_finders(groups, drafts, ents, max_tools=max_tools)
     if max_envs is not None:
         groups = sorted(groups, key=len, reverse=True)[:max_envs]

@@ -10,6 +10,7 @@ is split again at a higher resolution (or chunked), small ones join their closes
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 import networkx as nx
 
@@ -105,18 +106,55 @@ def _split(g: nx.Graph, nodes: set[str], seed: int, resolution: float, max_tools
     return out
 
 
-def _pack(g: nx.Graph, groups: list[set[str]], max_tools: int) -> list[set[str]]:
-    """Join the most strongly connected pair of groups while the join stays within ``max_tools``,
-    so relations across communities (an order's traveler) stay inside one environment."""
+def _affinity(g: nx.Graph, c: set[str], d: set[str]) -> float:
+    """How strongly two groups belong together: the edges between them, and half of what links both
+    to one entity outside them (the siblings under ``/apps/{appId}/...`` share their app)."""
+    direct = sum(g.get_edge_data(a, b, {}).get("weight", 0.0) for a in c for b in d)
+    shared = 0.0
+    for x in set(g.nodes) - c - d:
+        wc = sum(g.get_edge_data(a, x, {}).get("weight", 0.0) for a in c)
+        wd = sum(g.get_edge_data(b, x, {}).get("weight", 0.0) for b in d)
+        shared += min(wc, wd)
+    return direct + 0.5 * shared
+
+
+def _finder_need(tools: list[ToolDraft], ents: dict[str, EntityDraft]) -> Callable[[set[str]], int]:
+    """For a group of entities: how many read tools ``add_finders`` will give it (up to two for each
+    entity outside it whose id its writes take)."""
+    wants: dict[str, set[str]] = defaultdict(set)
+    reads: Counter[str] = Counter()
+    for t in tools:
+        if t.kind in ("list", "get"):
+            reads[t.entity] += 1
+        elif t.kind in ("create", "update", "action"):
+            ent = ents[t.entity]
+            for p in t.params:
+                f = ent.fields.get(p.field)
+                if f is not None and f.ref:
+                    wants[t.entity].add(f.ref)
+
+    def need(group: set[str]) -> int:
+        outside = set().union(*(wants[e] for e in group)) - group
+        return sum(min(2, reads[x]) for x in outside)
+
+    return need
+
+
+def _pack(
+    g: nx.Graph, groups: list[set[str]], max_tools: int, need: Callable[[set[str]], int]
+) -> list[set[str]]:
+    """Join the most strongly connected pair of groups while the join, with the finders it will
+    need, stays within ``max_tools``, so relations across communities (an order's traveler) and
+    siblings under one parent stay inside one environment."""
     groups = list(groups)
     while True:
         best, best_key = None, None
         for i, c in enumerate(groups):
             for j in range(i + 1, len(groups)):
                 d = groups[j]
-                if _size(g, c) + _size(g, d) > max_tools:
+                if _size(g, c) + _size(g, d) + need(c | d) > max_tools:
                     continue
-                w = sum(g.get_edge_data(a, b, {}).get("weight", 0.0) for a in c for b in d)
+                w = _affinity(g, c, d)
                 if w <= 0:
                     continue
                 key = (w, -(_size(g, c) + _size(g, d)), sorted(c | d))
@@ -144,8 +182,8 @@ def split_tools(
 ) -> list[list[ToolDraft]]:
     """Groups of tools, each one environment; one group when the API is small enough.
 
-    With ``pack`` (a merged multi-document graph), connected communities are joined while
-    they fit in ``max_tools``: fewer, larger environments whose tasks can span resources.
+    With ``pack``, connected communities (and siblings of one parent) are joined while they fit
+    in ``max_tools`` with their finders: fewer, larger environments whose tasks can span resources.
     """
     if len(tools) <= max_tools:
         return [tools] if tools else []
@@ -172,7 +210,7 @@ def split_tools(
                 changed = True
                 break
     if pack:
-        groups = _pack(g, groups, max_tools)
+        groups = _pack(g, groups, max_tools, _finder_need(tools, ents))
         groups.sort(key=lambda c: (-_size(g, c), sorted(c)))
     by_ent: dict[str, list[ToolDraft]] = defaultdict(list)
     for t in tools:

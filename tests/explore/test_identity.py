@@ -99,3 +99,56 @@ def test_every_environment_of_a_split_document_can_find_the_parent_its_creates_t
             assert any(p.name == "course_id" and p.required for p in t.params), t.name
             finders = [x.name for x in spec.tools if x.entity == "course" and x.kind.value == "list"]
             assert finders, f"{spec.name}: {t.name} takes a course id, no tool lists courses"
+
+
+def _apps(resources: tuple[str, ...]):
+    """Sinao-shaped: every resource lives under ``/apps/{appId}/`` (list, create, get, update, delete)."""
+    app = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}
+    schemas = {"App": app}
+    paths = {
+        "/apps": {"get": {"tags": ["apps"], "responses": ok({"type": "array", "items": ref("App")})}},
+        "/apps/{appId}": {
+            "get": {"tags": ["apps"], "parameters": [path_param("appId")], "responses": ok(ref("App"))}
+        },
+    }
+    for r in resources:
+        cap = r.capitalize()
+        schemas[cap] = {
+            "type": "object",
+            "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "note": {"type": "string"}},
+        }
+        paths[f"/apps/{{appId}}/{r}s"] = {
+            "get": {
+                "tags": [r],
+                "parameters": [path_param("appId"), query("search", {"type": "string"})],
+                "responses": ok({"type": "array", "items": ref(cap)}),
+            },
+            "post": {
+                "tags": [r],
+                "parameters": [path_param("appId")],
+                "requestBody": body(ref(cap)),
+                "responses": ok(ref(cap)),
+            },
+        }
+        paths[f"/apps/{{appId}}/{r}s/{{id}}"] = {
+            m: {"tags": [r], "parameters": [path_param("appId"), path_param("id")], "responses": ok(ref(cap))}
+            for m in ("get", "put", "delete")
+        }
+    return openapi(paths, schemas, title="Sinao API")
+
+
+def test_siblings_under_one_parent_share_environments_instead_of_one_each():
+    resources = ("invoice", "quote", "purchase", "product", "contact", "account", "bankdetail", "rule")
+    res = explore(_apps(resources), domain="test", max_tools=12)
+    tools = sum(len(s.tools) for s in res.envs)
+    assert tools >= 40
+    assert len(res.envs) <= -(-tools // 12) + 1, [s.name for s in res.envs]  # near the fewest that fit
+    for spec in res.envs:
+        assert len(spec.tools) <= 12
+
+
+def test_a_course_and_its_children_are_not_split_needlessly():
+    children = ("courseWork", "announcements", "courseWorkMaterials", "topics")
+    res = explore(_classroom(children), domain="test", max_tools=16)
+    tools = sum(len(s.tools) for s in res.envs)
+    assert len(res.envs) <= -(-tools // 16) + 1, [(s.name, len(s.tools)) for s in res.envs]
