@@ -17,7 +17,7 @@ from envfactory.runtime import load_environment
 from ..conftest import REPO
 from ..ingest._corpus import CORPUS
 
-ENVS = ("travel/trip_desk", "travel/traccar_devices")
+ENVS = ("travel/trip_desk", "travel/traccar_commands")
 N = 6
 
 
