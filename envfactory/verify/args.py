@@ -533,6 +533,8 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
         f = _field(ent, p.field)
         if f is not None:
             own[f.name] = v
+    if tool.kind == ToolKind.update and own and all(row.get(k) == v for k, v in own.items()):
+        return None  # writing the values the row already holds tests nothing: draw others
     if tool.kind == ToolKind.create:
         row = {f.name: f.default for f in ent.fields}
         row.update(own)
