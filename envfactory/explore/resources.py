@@ -18,7 +18,7 @@ from ..ingest import Operation
 from .actions import ActionRule, action_rule
 from .auth_ops import is_auth_resource
 from .naming import entity_name, snake
-from .row_keys import lists_rows_named, row_key_param
+from .row_keys import links_rows, lists_rows_named, row_key_param, sole_required_id
 from .shapes import (
     RPC_VERBS,
     VERB_PATH_HEADS,
@@ -345,6 +345,8 @@ def _rpc(op: Operation, dotted: str) -> OpPlan:
             plan.entity = ent
     elif verb in _GET_WORDS:
         plan.kind, plan.entity = "get", ent
+    elif verb in ("add", "remove") and obj and links_rows(op, obj, words[-2]):
+        plan.reason = f"RPC {words[-1]!r} links or unlinks rows (a membership), which no effect expresses"
     elif verb in _CREATE_WORDS:
         plan.kind, plan.entity = "create", ent
     elif verb in _DELETE_WORDS:
@@ -353,12 +355,13 @@ def _rpc(op: Operation, dotted: str) -> OpPlan:
         plan.kind, plan.entity, plan.verb = "action", base, rule.verb
     elif verb in _UPDATE_WORDS:
         plan.kind, plan.entity = "update", base
-    elif op.method == "get" and snake(words[-2]) in SEARCH_WORDS:
-        plan.kind, plan.entity, plan.qualifier = "list", entity_name(words[-1]), "search"  # search.messages
-    elif op.method == "get" and lists_rows_named(op, words[-1]):
-        plan.kind, plan.entity = "list", entity_name(words[-1])  # team.accessLogs, users.conversations
+    elif op.method == "get" and (snake(words[-2]) in SEARCH_WORDS or lists_rows_named(op, words[-1])):
+        plan.kind, plan.entity = "list", entity_name(words[-1])  # search.messages, team.accessLogs
+        plan.qualifier = "search" if snake(words[-2]) in SEARCH_WORDS else None
     else:
         plan.reason = f"RPC verb {words[-1]!r} is not a state operation we can express"
+    if plan.kind in ("get", "update", "delete", "action"):
+        plan.key_param = id_param(op, plan.entity) or sole_required_id(op)
     return plan
 
 
@@ -473,10 +476,8 @@ def _plan_body_action(plan: OpPlan, segs: list[tuple[str, str]], word: str, rule
     if prev is not None and _VERSION.match(prev[1]) and len(segs) >= 3:
         prev = segs[-3]  # /beta/partner/customer/v1/enable acts on a customer
     target = entity_name(prev[1]) if prev is not None and prev[0] == "s" else None
-    words = [w for k, w in segs if k == "s"]
-    key = (id_param(plan.op, target) or row_key_param(plan.op, target, words)) if target else None
-    if key and not any(p.name == key and p.required for p in plan.op.parameters):
-        # Gmail messages/send {id?}: sends a new message; an optional id names no row
+    key = (id_param(plan.op, target) or row_key_param(plan.op, target)) if target else None
+    if key and not any(p.name == key and p.required for p in plan.op.parameters):  # Gmail messages/send {id?}
         plan.reason = f"action {word!r}: the document makes the id {key!r} optional, so it names no row"
         return plan
     if not key and len(segs) >= 4 and [k for k, _ in segs[-4:-1]] == ["s", "p", "s"]:
@@ -520,8 +521,7 @@ def _slash_verb(plan: OpPlan, word: str, noun: str) -> OpPlan:
     plan.entity = entity_name(noun)
     plan.rpc = True
     if kind in ("get", "update", "delete"):
-        words = [w for k, w in _segments(op.path) if k == "s"]
-        key = id_param(op, plan.entity) or row_key_param(op, plan.entity, words)
+        key = id_param(op, plan.entity) or row_key_param(op, plan.entity)
         if key is None:
             if kind == "get" and answers_list(op):
                 plan.kind = "list"

@@ -15,7 +15,7 @@ import re
 from ..ingest import Operation, Parameter
 from .naming import singular, snake
 
-__all__ = ["row_key_param", "lists_rows_named"]
+__all__ = ["row_key_param", "lists_rows_named", "sole_required_id", "links_rows"]
 
 _SUFFIXES = ("_id", "_token", "_gid", "_uuid", "_key")
 _NOT_ROWS = {"client_id", "secret", "api_key", "client_secret", "user_token", "public_token"}
@@ -40,7 +40,7 @@ def _stem(name: str) -> str | None:
     return None
 
 
-def row_key_param(op: Operation, entity: str, path_words: list[str]) -> str | None:
+def row_key_param(op: Operation, entity: str) -> str | None:
     """The required body/query parameter naming the ``entity`` row, or None.
 
     A candidate is a required scalar ``*_id``/``*_token`` parameter. It names the row when
@@ -52,6 +52,7 @@ def row_key_param(op: Operation, entity: str, path_words: list[str]) -> str | No
     word of the path (``watchlist_screening_id`` on ``/watchlist_screening/individual/get``).
     """
     ent = _words(entity)
+    path_words = [w for w in re.split(r"[/.:]", op.path) if w and not w.startswith("{")]
     path = {w for pw in path_words for w in _words(pw)}
     cands: list[tuple[Parameter, list[str]]] = []
     for p in op.parameters:
@@ -93,4 +94,31 @@ def lists_rows_named(op: Operation, word: str) -> bool:
         and isinstance(v.get("items"), dict)
         and isinstance(v["items"].get("properties"), dict)
         for v in props.values()
+    )
+
+
+def sole_required_id(op: Operation) -> str | None:
+    """The one required scalar ``*_id`` body/query parameter of an RPC method, None when there
+    is none or several: Slack ``admin.conversations.archive {channel_id}`` archives the
+    conversation that id names (the tool keeps the documented name)."""
+    ids = [
+        p.name
+        for p in op.parameters
+        if p.location in ("body", "query")
+        and p.required
+        and snake(p.name).endswith("_id")
+        and snake(p.name) not in _NOT_ROWS
+        and p.schema_.get("type") in ("string", "integer", None)
+    ]
+    return ids[0] if len(ids) == 1 else None
+
+
+def links_rows(op: Operation, obj: str, base: str) -> bool:
+    """Slack ``admin.usergroups.addChannels`` / ``removeChannels`` (several channels to or from
+    a group), ``restrictAccess.removeGroup`` "Remove a linked IDP group": the method adds or
+    removes links between rows; it neither creates nor deletes an ``obj``."""
+    text = f"{op.summary} {op.description}".lower()
+    other = singular(snake(obj)) != singular(snake(base))
+    return other and (
+        singular(snake(obj)) != snake(obj) or bool(re.search(r"\b(link(ed|s)?|allowlist|associate)\b", text))
     )

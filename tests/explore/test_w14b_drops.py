@@ -351,3 +351,36 @@ def test_token_key_keeps_its_documented_name():
     tools = {t.name: t for e in res.envs for t in e.tools}
     delete = next(t for t in tools.values() if t.kind.value == "delete")
     assert [p.name for p in delete.params if p.key] == ["payment_profile_token"], res.excluded
+
+
+def test_rpc_add_or_remove_of_other_rows_is_a_link_not_a_create_or_delete():
+    # Slack admin.usergroups.removeChannels {usergroup_id, channel_ids} became delete_channel
+    # keyed by the user group's id; restrictAccess.addGroup "Add an allowlist of IDP groups"
+    # became create_group. admin.usergroups.removeChannels links, it deletes no channel.
+    form = {
+        "type": "object",
+        "required": ["usergroup_id"],
+        "properties": {"usergroup_id": {"type": "string"}, "channel_ids": {"type": "string"}},
+    }
+    arch = {"type": "object", "required": ["channel_id"], "properties": {"channel_id": {"type": "string"}}}
+    plans = _plans(
+        {
+            "/admin.usergroups.removeChannels": {
+                "post": {"summary": "", "requestBody": body(form), "responses": ok({"type": "object"})}
+            },
+            "/admin.conversations.restrictAccess.addGroup": {
+                "post": {
+                    "description": "Add an allowlist of IDP groups for accessing a channel",
+                    "requestBody": body(arch),
+                    "responses": ok({"type": "object"}),
+                }
+            },
+            "/admin.conversations.archive": {
+                "post": {"requestBody": body(arch), "responses": ok({"type": "object"})}
+            },
+        }
+    )
+    assert "links or unlinks" in (plans["POST /admin.usergroups.removeChannels"].reason or "")
+    assert "links or unlinks" in (plans["POST /admin.conversations.restrictAccess.addGroup"].reason or "")
+    archive = plans["POST /admin.conversations.archive"]
+    assert (archive.kind, archive.entity, archive.key_param) == ("action", "conversation", "channel_id")
