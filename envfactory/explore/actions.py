@@ -176,6 +176,8 @@ def participles(word: str) -> tuple[str, ...]:
     head, _, rest = w.partition("_")
     if rest:  # declare_lost -> lost; no_show -> no_show
         return tuple(dict.fromkeys([w, rest, _inflect(head)]))
+    if re.fullmatch(r".*[^aeiou][aeiou][bglmnprt]", w) and len(w) > 4:
+        return tuple(dict.fromkeys([_inflect(w), w, w + w[-1] + "ed"]))  # reblog -> reblogged
     return (_inflect(w), w)
 
 
@@ -196,7 +198,12 @@ def rule_for(verb: str) -> ActionRule:
         return rule
     forms = participles(verb)
     stamps = tuple(f"{p}{s}" for p in forms[:2] for s in ("_at", "_on"))
-    return ActionRule(verb, forms, (), (), True, stamps, (), True)
+    # a documented boolean named by the verb is its flag: bookmark -> bookmarked,
+    # unbookmark -> bookmarked = false, reblog -> reblogged, favourite -> favourited
+    undo = verb.startswith("un") and len(verb) > 4 and verb[2:] not in ("lock", "do")
+    base = participles(verb[2:]) if undo else forms
+    flags = tuple(dict.fromkeys(x for p in base for x in (p, f"is_{p}")))
+    return ActionRule(verb, forms, (), flags, not undo, stamps, (), True)
 
 
 def action_rule(word: str) -> ActionRule | None:

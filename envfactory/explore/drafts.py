@@ -85,8 +85,8 @@ def display_field(ent: EntityDraft) -> str | None:
 
 def status_field(ent: EntityDraft) -> FieldDraft | None:
     for n in ("status", "state", f"{ent.name}_status", f"{ent.name}_state"):
-        if n in ent.fields:
-            return ent.fields[n]
+        if n in ent.fields and (n != ent.name or ent.fields[n].type == FieldType.enum):
+            return ent.fields[n]  # (a Mastodon status's ``status`` is its text, not a state)
     for f in ent.fields.values():
         if f.name.endswith(("_status", "_state")) and f.type == FieldType.enum:
             return f

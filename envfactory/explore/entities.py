@@ -419,7 +419,9 @@ def _choose_pk(ent: EntityDraft) -> None:
             if keys and keys[0] != "id" and keys[0].endswith("_id")
             else ("id" if "id" not in ent.fields else f"{ent.name}_id")
         )
-        ent.fields = {ent.pk: FieldDraft(name=ent.pk, type=FieldType.string), **ent.fields}
+        # a same-named non-scalar field (Just Eat's map placeholder ``delivery-pool-id: {...}``) is no key
+        rest = {k: v for k, v in ent.fields.items() if k != ent.pk}
+        ent.fields = {ent.pk: FieldDraft(name=ent.pk, type=FieldType.string), **rest}
     pk = ent.fields[ent.pk]
     if pk.type == FieldType.enum:
         pk.type, pk.enum = FieldType.string, None

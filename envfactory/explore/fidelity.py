@@ -12,7 +12,10 @@ is counted as invented.
 What "documented body property" means is read from the document alone, never from the
 explorer: the top-level properties of the JSON request body (or the Swagger form fields),
 after unwrapping a one-property wrapper object (``{"transaction": {...}}``) and JSON:API
-``data.attributes``; properties the document marks ``readOnly`` are not request fields; a bulk
+``data.attributes``; properties the document marks ``readOnly`` are not request fields, nor are those its own name
+and description call a credential, a request control or a constant tag (Plaid's "Your Plaid
+API `secret`", Slack's "Authentication token", Stripe's ``expand`` "fields in the response",
+an ``idempotency_key``, Google's ``kind`` "Type of the resource" and ``etag``); a bulk
 body (an array of objects, or ``{"data": [...]}``) documents the properties of its items. A body
 property that repeats a path parameter (``PUT /calendars/{calendarId}`` with a body ``id``) is
 kept by the tool's path parameter, and its required flag is the path's (required).
@@ -209,9 +212,28 @@ def documented_body(op: Operation) -> tuple[dict[str, dict], set[str]]:
     keep = {
         k: (v if isinstance(v, dict) else {})
         for k, v in props.items()
-        if not (isinstance(v, dict) and v.get("readOnly"))
+        if not (isinstance(v, dict) and (v.get("readOnly") or not_a_field(k, v)))
     }
     return keep, {r for r in req if r in keep}
+
+
+# Body properties the document itself describes as something other than a value a user sets on
+# a row: the caller's credentials, a control of the request or its response, a constant type tag.
+_NOT_FIELDS = (
+    (r"^(client_id|secret|client_secret)$", r"^your .*\bapi\b"),  # Plaid: "Your Plaid API `secret`"
+    (r"^token$", r"^authentication token\b"),  # Slack: "Authentication token. Requires scope: ..."
+    (r"^expand$", r"\bin the response\b"),  # Stripe: "which fields in the response should be expanded"
+    (r"^idempotency_key$", r""),  # a retry guard of the request (Square, Plaid)
+    (r"^kind$", r"^(type of the resource|identifies (what kind of resource|this as))"),  # Google
+    (r"^etag$", r"^etag of the resource"),  # Google: a version tag the server sets
+)
+
+
+def not_a_field(name: str, schema: dict) -> bool:
+    """Whether a documented body property is a credential, a request control or a constant
+    tag by its own name and description (``secret``: "Your Plaid API secret")."""
+    desc = str(schema.get("description") or "").strip().lower()
+    return any(re.match(n, snake(name)) and re.search(d, desc) for n, d in _NOT_FIELDS)
 
 
 def _doc_enum(s: dict) -> list[str] | None:

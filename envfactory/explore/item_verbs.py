@@ -116,7 +116,12 @@ def resolve_item_verbs(plans: list[OpPlan], ents: dict[str, EntityDraft]) -> lis
         writes = body & set(x.fields) - {x.pk}
         rule = action_rule(word)
         status_hit = bool(set(participles(word)) & _status_values(x))
-        if not (writes or word in x.fields or f"{word}_id" in x.fields or rule or status_hit or body):
+        flag_hit = any(
+            x.fields[f].type == FieldType.boolean for f in rule_for(word).flags if f in x.fields
+        )  # POST /statuses/{id}/bookmark sets the status's documented ``bookmarked``
+        if not (
+            writes or word in x.fields or f"{word}_id" in x.fields or rule or status_hit or flag_hit or body
+        ):
             p.reason = f"POST {word!r} on a {xname.replace('_', ' ')}: no field, status or verb to express it"
             excluded.append((p, p.reason))
             continue

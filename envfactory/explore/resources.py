@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 
 from ..ingest import Operation
 from .actions import ActionRule, action_rule
+from .auth_ops import is_auth_resource
 from .naming import entity_name, snake
+from .row_keys import links_rows, lists_rows_named, row_key_param, sole_required_id
 from .shapes import (
     RPC_VERBS,
     VERB_PATH_HEADS,
@@ -285,7 +287,7 @@ def _noise(op: Operation) -> str | None:
         words = words[1:]
     for i, w in enumerate(words):
         key = snake(w) if w not in (".well-known", "$metadata") else w
-        if key in _NOISE_ANYWHERE:
+        if key in _NOISE_ANYWHERE and not is_auth_resource(op, words, i):
             return _NOISE_ANYWHERE[key]
         if (
             i == 0
@@ -343,6 +345,8 @@ def _rpc(op: Operation, dotted: str) -> OpPlan:
             plan.entity = ent
     elif verb in _GET_WORDS:
         plan.kind, plan.entity = "get", ent
+    elif verb in ("add", "remove") and obj and links_rows(op, obj, words[-2]):
+        plan.reason = f"RPC {words[-1]!r} links or unlinks rows (a membership), which no effect expresses"
     elif verb in _CREATE_WORDS:
         plan.kind, plan.entity = "create", ent
     elif verb in _DELETE_WORDS:
@@ -351,8 +355,13 @@ def _rpc(op: Operation, dotted: str) -> OpPlan:
         plan.kind, plan.entity, plan.verb = "action", base, rule.verb
     elif verb in _UPDATE_WORDS:
         plan.kind, plan.entity = "update", base
+    elif op.method == "get" and (snake(words[-2]) in SEARCH_WORDS or lists_rows_named(op, words[-1])):
+        plan.kind, plan.entity = "list", entity_name(words[-1])  # search.messages, team.accessLogs
+        plan.qualifier = "search" if snake(words[-2]) in SEARCH_WORDS else None
     else:
         plan.reason = f"RPC verb {words[-1]!r} is not a state operation we can express"
+    if plan.kind in ("get", "update", "delete", "action"):
+        plan.key_param = id_param(op, plan.entity) or sole_required_id(op)
     return plan
 
 
@@ -401,15 +410,16 @@ def plan_operation(op: Operation) -> OpPlan:
         plan.kind = "update"
         plan.qualifier = word
         return plan
-    if rule is not None and m in ("post", "put", "patch"):
-        return _plan_body_action(plan, segs, word, rule)
+    if rule is not None and m in ("post", "put", "patch") and summary_verb(op) != "create":
+        return _plan_body_action(plan, segs, word, rule)  # (POST /issue "Create issue" creates one)
     if (
         word in RPC_VERBS
         and prev is not None
         and prev[0] == "s"
         and m in ("post", "put", "patch", "get", "delete")
     ):
-        return _slash_verb(plan, word, prev[1])
+        versioned = _VERSION.match(prev[1]) and len(segs) >= 3 and segs[-3][0] == "s"
+        return _slash_verb(plan, word, segs[-3][1] if versioned else prev[1])  # /rules/v1/remove: rules
     plan.entity = entity_name(last)
     return _collection(plan, word, prev, segs)
 
@@ -463,8 +473,13 @@ def _plan_body_action(plan: OpPlan, segs: list[tuple[str, str]], word: str, rule
     """``POST /transfer/cancel {"transfer_id": ...}``: an action on the row the body names;
     ``POST /orders/{order_id}/payment_actions/capture``: on the item above the action group."""
     prev = segs[-2] if len(segs) >= 2 else None
+    if prev is not None and _VERSION.match(prev[1]) and len(segs) >= 3:
+        prev = segs[-3]  # /beta/partner/customer/v1/enable acts on a customer
     target = entity_name(prev[1]) if prev is not None and prev[0] == "s" else None
-    key = id_param(plan.op, target) if target else None
+    key = (id_param(plan.op, target) or row_key_param(plan.op, target)) if target else None
+    if key and not any(p.name == key and p.required for p in plan.op.parameters):  # Gmail messages/send {id?}
+        plan.reason = f"action {word!r}: the document makes the id {key!r} optional, so it names no row"
+        return plan
     if not key and len(segs) >= 4 and [k for k, _ in segs[-4:-1]] == ["s", "p", "s"]:
         plan.entity, plan.key_param, plan.kind, plan.verb, plan.word = (
             entity_name(segs[-4][1]),
@@ -506,7 +521,7 @@ def _slash_verb(plan: OpPlan, word: str, noun: str) -> OpPlan:
     plan.entity = entity_name(noun)
     plan.rpc = True
     if kind in ("get", "update", "delete"):
-        key = id_param(op, plan.entity)
+        key = id_param(op, plan.entity) or row_key_param(op, plan.entity)
         if key is None:
             if kind == "get" and answers_list(op):
                 plan.kind = "list"

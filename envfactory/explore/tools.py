@@ -191,7 +191,11 @@ def _key_param(plan: OpPlan, ent: EntityDraft) -> ParamDraft:
     kname = ent.pk
     if kname == "id":
         kp = snake(plan.key_param) if plan.key_param else ""
-        kname = kp if kp.endswith("_id") and is_ident(kp) and kp not in ent.fields else f"{ent.name}_id"
+        kname = (
+            kp
+            if kp.endswith(("_id", "_token")) and is_ident(kp) and kp not in ent.fields
+            else f"{ent.name}_id"
+        )
         if kname in ent.fields:
             kname = ent.pk
     return ParamDraft(

@@ -422,9 +422,8 @@ def _fresh_unreferenced(
 
 
 def _literal(v: Any) -> str:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return "'" + str(v).replace("'", "''") + "'"
-    return repr(v)
+    text = isinstance(v, bool) or not isinstance(v, (int, float))
+    return "'" + str(v).replace("'", "''") + "'" if text else repr(v)
 
 
 def _chosen_params(ctx: _Ctx) -> list[ParamSpec]:
@@ -533,9 +532,10 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
         f = _field(ent, p.field)
         if f is not None:
             own[f.name] = v
+    if tool.kind == ToolKind.update and own and all(row.get(k) == v for k, v in own.items()):
+        return None  # writing the values the row holds tests nothing
     if tool.kind == ToolKind.create:
-        row = {f.name: f.default for f in ent.fields}
-        row.update(own)
+        row = {**{f.name: f.default for f in ent.fields}, **own}
     if not _solve_compared(ctx, args, row, own):
         return None
     # check every precondition as the call would see the row

@@ -52,3 +52,38 @@ def test_smoke_catches_a_runtime_that_accepts_unknown_arguments():
     assert not checks["get_item"].ok
     assert "unknown argument" in checks["get_item"].message
     assert checks["get_order"].ok
+
+
+def test_update_args_change_the_row_they_write():
+    # Gmail PUT settings/autoForwarding {enabled: False} on a row already disabled, Discord
+    # PATCH widget {enabled: True}: the smoke write changed nothing and the tool was dropped
+    def edit(d):
+        d["seed"]["entities"]["item"]["fields"].update({"status": {"kind": "const", "value": "active"}})
+        d["tools"].append(
+            {
+                "name": "update_item_status",
+                "kind": "update",
+                "entity": "item",
+                "description": "Retire or reactivate an item.",
+                "params": [
+                    {"name": "item_id", "type": "string", "required": True, "key": True, "field": "item_id"},
+                    {
+                        "name": "status",
+                        "type": "enum",
+                        "enum": ["active", "retired"],
+                        "required": True,
+                        "field": "status",
+                    },
+                ],
+            }
+        )
+
+    from envfactory.runtime import Environment
+
+    spec = tiny_spec(edit)
+    env = Environment.from_spec(spec)
+    for seed in range(12):
+        with env.new_session() as s:
+            args = valid_args(s, env, spec.tool("update_item_status"), random.Random(seed))
+            assert args is not None and args["status"] == "retired", (seed, args)
+    assert {c.tool: c for c in smoke_check(env)}["update_item_status"].ok
