@@ -37,6 +37,8 @@ __all__ = [
     "describe",
     "superlative",
     "say_value",
+    "misfit_value",
+    "sayable_noun",
 ]
 
 
@@ -71,6 +73,33 @@ def id_like(spec: EnvSpec, entity: str, fname: str) -> bool:
 def usable(v: Any) -> bool:
     # Seed artefacts such as an unexpanded '{{city}} International' are not something a person says.
     return not (isinstance(v, str) and ("{{" in v or "}}" in v))
+
+
+_DATE_NAME = re.compile(r"(^|_)(created|updated|modified|deleted|completed|date|time|timestamp)(_|$)|_(at|on)$")
+_ID_TEXT = re.compile(r"\b(id|ids|identifier|identifiers|uuid|reference)\b", re.I)
+_PHRASE = re.compile(r"[A-Za-z][A-Za-z'-]*( [A-Za-z][A-Za-z'-]*)+")
+
+
+def misfit_value(spec: EnvSpec, entity: str, fname: str, v: Any) -> bool:
+    """A seeded value no one would say for this field: a field with no role whose name or
+    documentation says it holds a date or an identifier ('created', 'parent': "Parent task
+    identifier."), holding a phrase of plain words instead ('Synergized empowering open
+    architecture', the seeder's filler for a field it could not place)."""
+    if not isinstance(v, str) or not _PHRASE.fullmatch(v.strip()):
+        return False
+    try:
+        f = spec.entity(entity).field(fname)
+    except KeyError:
+        return False
+    if f.role is not None:
+        return False
+    return bool(_DATE_NAME.search(fname) or _ID_TEXT.search(fname.replace("_", " ")) or _ID_TEXT.search(f.description or ""))
+
+
+def sayable_noun(entity: str) -> bool:
+    """Whether a person can name rows of this entity: not a one- or two-letter stub ('x', from a
+    path segment the explorer could not name)."""
+    return len(re.sub(r"[^a-z]", "", humanize(entity).lower())) >= 3
 
 
 def is_person_entity(ent: Any) -> bool:

@@ -31,6 +31,7 @@ from ..text import format_answer, implausible_count, join_phrases, paraphrases, 
 from .goal_phrases import _goal_phrase, _write_phrase
 from .phrasing import (
     describe,
+    misfit_value,
     is_person_entity,
     label,
     parse_fact_key,
@@ -230,7 +231,7 @@ class _Realizer:
             if k in self.drop_facts:
                 continue
             pk = parse_fact_key(self.spec, k)
-            if pk is None or not usable(v):
+            if pk is None or not usable(v) or misfit_value(self.spec, pk[1], pk[2], v):
                 continue
             if pk[0] == "entity":
                 self.entity_facts.setdefault(_inst_key(pk[1], k), []).append((k, pk[2], v))
