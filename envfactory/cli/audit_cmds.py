@@ -94,12 +94,17 @@ def audit(
     calls: int = typer.Option(
         2, "--calls", help="Valid calls per write tool before auditing the state after calls (0: none)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the calls' arguments (with --show: of the rows picked)."),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the calls' arguments (with --show: of the rows picked)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the full reports as JSON."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="More examples per check."),
     examples: int = typer.Option(3, "--examples", min=0, help="Dataset audit: examples shown per defect."),
     show: int = typer.Option(
-        0, "--show", min=0, help="Dataset: print N whole rows picked by --seed, as stored, instead of the audit."
+        0,
+        "--show",
+        min=0,
+        help="Dataset: print N whole rows picked by --seed, as stored, instead of the audit.",
     ),
 ) -> None:
     """Environments: check seeded rows (and rows after tool calls) against field roles and constraints,

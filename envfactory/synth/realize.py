@@ -384,6 +384,7 @@ class _Realizer:
                     "the",
                     self.extra_phrase.get(_ent_of(e), "") if e not in described else "",
                     self.rng,
+                    doc_words=True,
                 )
                 for e in ctx_ents[:3]
             )

@@ -128,6 +128,8 @@ def test_show_prints_whole_rows_picked_by_the_seed_as_stored(dataset, monkeypatc
     by_id = {r["id"]: r for r in rows}
     for g in got:  # every message, tool calls and results included, exactly as stored
         assert g["messages"] == by_id[g["id"]]["messages"]
-        assert any(m.get("tool_calls") for m in g["messages"]) and any(m["role"] == "tool" for m in g["messages"])
+        assert any(m.get("tool_calls") for m in g["messages"]) and any(
+            m["role"] == "tool" for m in g["messages"]
+        )
     assert [r["id"] for r in pick_rows(list(reversed(rows)), 3, 0)] == [w["id"] for w in want]
     assert {r["id"] for r in pick_rows(rows, 3, 1)} != {w["id"] for w in want} or len(rows) <= 3

@@ -56,3 +56,18 @@ def test_closing_reports_a_status_only_when_the_call_set_it():
     assert "confirmed" not in _summary(env, "get_booking", row, {"booking_id": "BK00012"})
     cancelled = {**row, "status": "cancelled"}
     assert "is now cancelled" in _summary(env, "cancel_booking", cancelled, {"booking_id": "BK00012"})
+
+
+def test_rows_and_fields_are_also_named_in_the_documentation_s_words():
+    import random
+
+    from envfactory.synth.phrasing import doc_noun, spoken_label
+
+    secrets, trip = load_environment(SECRETS).spec, load_environment(TRIP_DESK).spec
+    assert (
+        doc_noun(secrets, "zone") == "authoritative DNS zone"
+    )  # "This represents an authoritative DNS Zone."
+    assert doc_noun(secrets, "container") is None  # "A container of the barbican." says nothing more
+    said = {spoken_label(trip, "hotel_reservation", "check_in", random.Random(s)) for s in range(40)}
+    assert said == {"check-in date", "arrival date"}  # the label, or the field's own "Arrival date."
+    assert spoken_label(trip, "booking", "booking_id", random.Random(0)) == "booking"  # an id keeps its label
