@@ -31,9 +31,9 @@ from ..text import format_answer, implausible_count, join_phrases, paraphrases, 
 from .goal_phrases import _goal_phrase, _write_phrase
 from .phrasing import (
     describe,
-    misfit_value,
     is_person_entity,
     label,
+    misfit_value,
     parse_fact_key,
     person_name,
     usable,
