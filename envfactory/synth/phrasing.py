@@ -291,8 +291,8 @@ def describe(
     fields = english().fields
     places = fields.place_fields
     noun = humanize(entity)
-    if doc_words and rng is not None and (alt := doc_noun(spec, entity)) and rng.random() < 0.5:
-        noun = alt
+    alt = doc_noun(spec, entity) if doc_words and rng is not None else None
+    doc_named = bool(alt) and rng is not None and rng.random() < 0.5
     adjs: list[str] = []
     post: list[str] = []  # at most one yes/no field said after the noun ('that isn't raw')
     place: list[tuple[int, str]] = []
@@ -319,6 +319,8 @@ def describe(
             rest.append(fact_phrase(spec, entity, f, v, rng))
     if rng is not None and article == "the" and not is_person_entity(spec.entity(entity)):
         article = rng.choice(paraphrases("articles"))
+    if doc_named and alt and not set(" ".join(adjs).lower().split()) & set(alt.lower().split()):
+        noun = alt  # not 'the scheduled scheduled flight'
     s = f"{article} {' '.join(adjs) + ' ' if adjs else ''}{noun}"
     if place:
         s += " in " + ", ".join(p for _, p in sorted(place))

@@ -71,3 +71,23 @@ def test_rows_and_fields_are_also_named_in_the_documentation_s_words():
     said = {spoken_label(trip, "hotel_reservation", "check_in", random.Random(s)) for s in range(40)}
     assert said == {"check-in date", "arrival date"}  # the label, or the field's own "Arrival date."
     assert spoken_label(trip, "booking", "booking_id", random.Random(0)) == "booking"  # an id keeps its label
+
+
+def test_a_row_named_in_the_documentation_s_words_keeps_its_adjectives_apart():
+    import random
+
+    from envfactory.synth.phrasing import describe
+
+    trip = load_environment(TRIP_DESK).spec
+    said = {
+        describe(trip, "flight", [("status", "scheduled")], "the", "", random.Random(s), doc_words=True)
+        for s in range(30)
+    }
+    assert not any("scheduled scheduled" in d for d in said), said
+    plain = {
+        describe(trip, "flight", [("airline", "Northstar")], "the", "", random.Random(s), doc_words=True)
+        for s in range(30)
+    }
+    assert any("scheduled flight" in d for d in plain) and any(
+        " flight " in d and "scheduled" not in d for d in plain
+    )
