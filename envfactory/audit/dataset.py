@@ -49,6 +49,7 @@ __all__ = [
     "frame_of",
     "distinct_n",
     "audit_table",
+    "pick_rows",
 ]
 
 # (key, label, target as text): the order of the card's table
@@ -431,3 +432,12 @@ def audit_table(a: DatasetAudit) -> list[tuple[str, str, str]]:
     out.append(("distinct-2 over goals", f"{a.distinct_2:.3f}", ">= 0.5"))
     out.append((f"most common assistant frame ({a.top_frame[:40]!r})", f"{a.top_frame_share:.1%}", "<= 5%"))
     return out
+
+
+def pick_rows(rows: list[dict[str, Any]], n: int, seed: int = 0) -> list[dict[str, Any]]:
+    """``n`` rows chosen by a seeded generator, in id order first so the choice does not depend on the
+    order the Parquet files were read in (``envfactory audit DATASET --show N --seed S``)."""
+    import random
+
+    ordered = sorted(rows, key=lambda r: str(r.get("id")))
+    return random.Random(seed).sample(ordered, min(max(n, 0), len(ordered)))

@@ -94,16 +94,27 @@ def audit(
     calls: int = typer.Option(
         2, "--calls", help="Valid calls per write tool before auditing the state after calls (0: none)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the calls' arguments."),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the calls' arguments (with --show: of the rows picked)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the full reports as JSON."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="More examples per check."),
     examples: int = typer.Option(3, "--examples", min=0, help="Dataset audit: examples shown per defect."),
+    show: int = typer.Option(
+        0,
+        "--show",
+        min=0,
+        help="Dataset: print N whole rows picked by --seed, as stored, instead of the audit.",
+    ),
 ) -> None:
     """Environments: check seeded rows (and rows after tool calls) against field roles and constraints,
     exit 1 on findings. Datasets: measure the invariants of the tasks issue, with examples."""
     from ..audit import CHECKS, audit_environment
     from ..audit.dataset import is_dataset_dir
 
+    if is_dataset_dir(Path(target)) and show:
+        _show_rows(Path(target), show, seed)
+        return
     if is_dataset_dir(Path(target)):
         _audit_dataset(Path(target), as_json=as_json, examples=examples)
         return
@@ -127,6 +138,15 @@ def audit(
             console.print(_line("all", reports, CHECKS), highlight=False, markup=False, soft_wrap=True)
     if not all(r.ok for r in reports):
         raise typer.Exit(1)
+
+
+def _show_rows(target: Path, n: int, seed: int) -> None:
+    """Whole rows (id, environment, goal, every message with its tool calls and results), unedited."""
+    from ..audit.dataset import load_rows, pick_rows
+
+    keep = ("id", "env_id", "user", "messages")
+    for row in pick_rows(load_rows(target), n, seed):
+        typer.echo(json.dumps({k: row[k] for k in keep if k in row}, indent=1, ensure_ascii=False))
 
 
 def _audit_dataset(target: Path, *, as_json: bool, examples: int) -> None:

@@ -22,6 +22,7 @@ from .checks import (
 )
 from .config import TaskConfig
 from .decontam import NgramIndex
+from .phrasing import sayable_noun
 from .realize import Realization, realize_goal
 
 if TYPE_CHECKING:
@@ -161,6 +162,12 @@ class _Builder:
     ) -> Task | None:
         """Realize + check, rewriting up to ``realize_attempts - 1`` times; None when dropped."""
         env = self.envs[gold.plan.env]
+        if not all(sayable_noun(env.spec.tool(st.tool).entity) for st in gold.plan.steps):
+            # no one can ask for a row of an entity they cannot name ('add a x'): incomplete as said
+            if count:
+                self.report.checks["complete"]["failed"] += 1
+                self.report.checks["complete"]["dropped"] += 1
+            return None
         failed: list[str] = []
         drop: set[str] = set()
         prefer = variant % 2 == 0 if action == "different-depth" else True

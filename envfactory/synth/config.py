@@ -27,7 +27,7 @@ class TaskConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     rounds: int = Field(
-        4, ge=1, description="Sampling rounds at most; each samples more plans while tasks are short."
+        6, ge=1, description="Sampling rounds at most; each samples more plans while tasks are short."
     )
     oversample: float = Field(1.3, ge=1.0, description="Plans sampled per task wanted (checks drop some).")
     extra_plans: int = Field(5, ge=0, description="Plans sampled in the first round beyond n x oversample.")

@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Any
 from ..graph.plan import is_ref
 from ..spec import EnvSpec, FieldType, ToolKind
 from ..text import article, format_answer, humanize, join_phrases, paraphrases, phrases, plural
-from .phrasing import describe, ftype, id_like, is_person_entity, label, say_value, usable, value_phrase
+from .phrasing import (
+    describe,
+    ftype,
+    id_like,
+    is_person_entity,
+    label,
+    say_value,
+    spoken_label,
+    usable,
+    value_phrase,
+)
 
 if TYPE_CHECKING:
     from .realize import _Realizer
@@ -26,6 +36,21 @@ _PLURAL_VERBS = (
     (" that has ", " that have "),
     (" that shows ", " that show "),
     (" that lists ", " that list "),
+    (" that I know has ", " that I know have "),
+    (" which has ", " which have "),
+    (", which has ", ", which have "),
+    (" that carries ", " that carry "),
+    (" that goes with ", " that go with "),
+    (" that works with ", " that work with "),
+    (" that pairs with ", " that pair with "),
+    (" that comes with ", " that come with "),
+    (" that relates to ", " that relate to "),
+    (" that belongs to ", " that belong to "),
+    (" that sits under ", " that sit under "),
+    (" which is part of ", " which are part of "),
+    (" that is part of ", " that are part of "),
+    (" that is ", " that are "),
+    (" that isn't ", " that aren't "),
 )
 
 
@@ -52,9 +77,9 @@ def _write_values(r: _Realizer, t: Any, st: Any, hidden: dict[str, Any], *, to: 
         f = p.field or pname
         ft = ftype(r.spec, t.entity, f) or p.type
         if to:
-            bits.append(f"{label(r.spec, t.entity, f)} to {say_value(ft, f, arg)}")
+            bits.append(f"{spoken_label(r.spec, t.entity, f, r.rng)} to {say_value(ft, f, arg)}")
         else:
-            bits.append(value_phrase(r.spec, t.entity, f, arg, ft))
+            bits.append(value_phrase(r.spec, t.entity, f, arg, ft, r.rng))
     return bits
 
 
@@ -109,11 +134,11 @@ def _goal_phrase(
 ) -> tuple[str, list[str]]:
     """The request for one goal step and the answer facts it asks for."""
     spec, rng = r.spec, r.rng
-    obj = describe(spec, t.entity, own, "the", extra, rng) + ctx
+    obj = describe(spec, t.entity, own, "the", extra, rng, doc_words=True) + ctx
     own_fields = {f for f, _ in own}
     if t.kind == ToolKind.get:
         fields = _answer_fields(spec, t.entity, out or {}, stated, rng, exclude=own_fields)
-        ask = join_phrases([label(spec, t.entity, f) for f, _ in fields]) or "details"
+        ask = join_phrases([spoken_label(spec, t.entity, f, rng) for f, _ in fields]) or "details"
         its = "their" if is_person_entity(spec.entity(t.entity)) else "its"
         tell = rng.choice(paraphrases("tell_me")).format(its=its, what=ask)
         return f"{rng.choice(paraphrases('get_verbs'))} {obj} {tell}", [format_answer(v) for _, v in fields]
@@ -155,12 +180,18 @@ def _list_phrase(
     many = plural(noun)
     base = describe(spec, t.entity, own, "", extra, rng).strip()
     for one, many_form in _PLURAL_VERBS:  # 'slots that have', not 'slots that has'
-        base = base.replace(one, many_form)
+        base = base.replace(one, many_form, 1)
     base = base.replace(noun, many, 1) if base.startswith(noun) or f" {noun}" in base else many
+    for one, many_form in _PLURAL_VERBS:  # 'zones that go with the server', not 'that goes with'
+        if ctx.startswith(one):
+            ctx = many_form + ctx[len(one) :]
+            break
     if items and len(items) <= 3 and not (out or {}).get("has_more"):
         disp = _list_answer_field(spec, t.entity, items, {f for f, _ in own}, stated)
         if disp:
-            tell = rng.choice(paraphrases("tell_me")).format(its="their", what=label(spec, t.entity, disp))
+            tell = rng.choice(paraphrases("tell_me")).format(
+                its="their", what=spoken_label(spec, t.entity, disp, rng)
+            )
             return f"{rng.choice(paraphrases('list_verbs'))} {base}{ctx} {tell}", [
                 format_answer(it[disp]) for it in items
             ]

@@ -179,7 +179,7 @@ class _Script:
                 args, arg, message = bad
                 self.call(text, step.tool, args)
                 fix = self.rng.choice(phrases("oracle_recover")).format(
-                    arg=_words(arg), value=format_plain(step.args[arg]), why=message.split(": ", 1)[-1]
+                    arg=_words(arg), value=_sent(step.args[arg]), why=message.split(": ", 1)[-1]
                 )
                 self.call(fix, step.tool, step.args)
                 return
@@ -188,7 +188,7 @@ class _Script:
     def close(self, steps: list[int], answers: list[str], last: bool) -> None:
         goal_steps = [i for i in steps if self.task.gold[i].role == "goal"]
         s = self.task.gold[(goal_steps or steps)[-1]] if steps else None
-        done = _summary(self.env, s.tool, s.output) if s else "that is done"
+        done = _summary(self.env, s.tool, s.output, s.args) if s else "that is done"
         facts = [_state_fact(f, self.task.gold) for f in answers]
         text = self.rng.choice(phrases("oracle_done")).format(done=done)
         if facts:
@@ -280,7 +280,13 @@ def write_script(
     return sc.msgs
 
 
-def _summary(env: Any, tool: str, output: Any) -> str:
+def _sent(v: Any) -> str:
+    """A corrected argument as it is sent: a boolean as true/false (the literal the call carries,
+    not the 'no' a person says), anything else as a person reads it."""
+    return json.dumps(v) if isinstance(v, bool) or v is None else format_plain(v)
+
+
+def _summary(env: Any, tool: str, output: Any, args: dict[str, Any] | None = None) -> str:
     t = env.spec.tool(tool)
     ent = _words(t.entity)
     if t.kind == ToolKind.list and isinstance(output, dict):
@@ -292,10 +298,10 @@ def _summary(env: Any, tool: str, output: Any) -> str:
         pk = env.spec.entity(t.entity).primary_key
         bits = [f"{ent} {format_plain(output[pk])}" if pk in output else f"the {ent}"]
         state = next((f for f in english().fields.state_fields if output.get(f) is not None), None)
-        if state is not None:
-            bits.append(
-                f"is now {format_plain(output[state])}" if t.writes else f"is {format_plain(output[state])}"
-            )
+        # A status is news only when the call is what set it (an action, or a write that names it);
+        # after a read or an unrelated edit nobody asked for it (an asked field is in the facts).
+        if state is not None and t.writes and (t.kind == ToolKind.action or state in (args or {})):
+            bits.append(f"is now {format_plain(output[state])}")
         elif t.writes:
             bits.append("is updated" if t.kind != ToolKind.create else "is created")
         return " ".join(bits)

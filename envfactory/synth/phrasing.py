@@ -37,6 +37,10 @@ __all__ = [
     "describe",
     "superlative",
     "say_value",
+    "misfit_value",
+    "spoken_label",
+    "doc_noun",
+    "sayable_noun",
 ]
 
 
@@ -51,6 +55,85 @@ def label(spec: EnvSpec | None, entity: str, fname: str) -> str:
     """``field_label`` with the field's type read from the spec (when there is one)."""
     ft = ftype(spec, entity, fname) if spec is not None else None
     return field_label(fname, ft.value if ft is not None else None)
+
+
+_DOC_LABEL = re.compile(r"[A-Za-z][A-Za-z'-]*( [A-Za-z][A-Za-z'-]*){0,4}")
+_DOC_STOP = {
+    "is",
+    "are",
+    "be",
+    "may",
+    "must",
+    "should",
+    "will",
+    "set",
+    "this",
+    "that",
+    "whether",
+    "if",
+    "when",
+}
+
+
+def _doc_label(spec: EnvSpec, entity: str, fname: str, lab: str) -> str | None:
+    """The field's own documented description when it is a short noun phrase that names the same
+    thing as the label ('Operating airline.' for airline, 'Loyalty programme tier.' for loyalty tier)."""
+    try:
+        d = (spec.entity(entity).field(fname).description or "").strip().rstrip(".")
+    except KeyError:
+        return None
+    if not _DOC_LABEL.fullmatch(d):
+        return None
+    words = d.lower().split()
+    if set(words) & _DOC_STOP or words[0] in ("a", "an", "the", "unique", "id"):
+        return None
+    stems = {w.rstrip("s") for w in lab.lower().split()}
+    return d.lower() if {w.rstrip("s") for w in words} & stems else None
+
+
+def spoken_label(spec: EnvSpec | None, entity: str, fname: str, rng: random.Random | None = None) -> str:
+    """The field's label, or with ``rng`` one of the ways a person also says it: its last word as
+    people say it ('postal code', 'date of birth'), or the documentation's own short description."""
+    lab = label(spec, entity, fname)
+    if rng is None or not lab or (spec is not None and id_like(spec, entity, fname)):
+        return lab
+    head, _, last = lab.rpartition(" ")
+    forms = [lab] + [f"{head} {w}".strip() for w in paraphrases("label_words").get(last, [])[1:]]
+    doc = _doc_label(spec, entity, fname, lab) if spec is not None else None
+    if doc and doc != lab:
+        forms.append(doc)
+    return rng.choice(forms)
+
+
+_NOUN_OPEN = re.compile(r"^(this represents|represents|describes|definition of)\s+", re.I)
+_NOUN_END = {"of", "for", "with", "to", "by", "that", "which", "who", "in", "on", "from", "and", "is", "are"}
+
+
+def doc_noun(spec: EnvSpec, entity: str) -> str | None:
+    """The noun phrase the documentation opens an entity's description with, when it says more than
+    the entity's name ('authoritative DNS zone' for zone, 'scheduled flight' for flight); None for
+    boilerplate ('A zone of the X API.') or a phrase that names something else."""
+    try:
+        d = spec.entity(entity).description or ""
+    except KeyError:
+        return None
+    words: list[str] = []
+    for w in _NOUN_OPEN.sub("", d.strip()).split():
+        bare = w.strip(",.;:()")
+        if bare.lower() in _NOUN_END or not re.fullmatch(r"[A-Za-z][A-Za-z-]*", bare):
+            break
+        words.append(bare)
+        if bare != w:
+            break
+    if words and words[0].lower() in ("a", "an", "the"):
+        words = words[1:]
+    noun = humanize(entity).lower().split()
+    low = [w.lower() for w in words]
+    if not (2 <= len(low) <= 4) or low == noun or low[0] in ("unique", "single", "one"):
+        return None
+    if low[-1].rstrip("s") != noun[-1].rstrip("s") and not noun[-1].endswith(low[-1]):
+        return None  # names something else ('key' does name a cryptokey)
+    return " ".join(w if w.isupper() else w.lower() for w in words)
 
 
 def say_value(ft: FieldType | None, fname: str, v: Any) -> str:
@@ -71,6 +154,39 @@ def id_like(spec: EnvSpec, entity: str, fname: str) -> bool:
 def usable(v: Any) -> bool:
     # Seed artefacts such as an unexpanded '{{city}} International' are not something a person says.
     return not (isinstance(v, str) and ("{{" in v or "}}" in v))
+
+
+_DATE_NAME = re.compile(
+    r"(^|_)(created|updated|modified|deleted|completed|date|time|timestamp)(_|$)|_(at|on)$"
+)
+_ID_TEXT = re.compile(r"\b(id|ids|identifier|identifiers|uuid|reference)\b", re.I)
+_PHRASE = re.compile(r"[A-Za-z][A-Za-z'-]*( [A-Za-z][A-Za-z'-]*)+")
+
+
+def misfit_value(spec: EnvSpec, entity: str, fname: str, v: Any) -> bool:
+    """A seeded value no one would say for this field: a field with no role whose name or
+    documentation says it holds a date or an identifier ('created', 'parent': "Parent task
+    identifier."), holding a phrase of plain words instead ('Synergized empowering open
+    architecture', the seeder's filler for a field it could not place)."""
+    if not isinstance(v, str) or not _PHRASE.fullmatch(v.strip()):
+        return False
+    try:
+        f = spec.entity(entity).field(fname)
+    except KeyError:
+        return False
+    if f.role is not None:
+        return False
+    return bool(
+        _DATE_NAME.search(fname)
+        or _ID_TEXT.search(fname.replace("_", " "))
+        or _ID_TEXT.search(f.description or "")
+    )
+
+
+def sayable_noun(entity: str) -> bool:
+    """Whether a person can name rows of this entity: not a one- or two-letter stub ('x', from a
+    path segment the explorer could not name)."""
+    return len(re.sub(r"[^a-z]", "", humanize(entity).lower())) >= 3
 
 
 def is_person_entity(ent: Any) -> bool:
@@ -109,12 +225,20 @@ def parse_fact_key(spec: EnvSpec, key: str) -> tuple[str, str, str] | None:
     return None
 
 
-def value_phrase(spec: EnvSpec, entity: str, fname: str, v: Any, ft: FieldType | None = None) -> str:
-    """One field and its value as a person says it: "3 stops", "card method", "pickup time June 3, 2026 at 10:00"."""
+def value_phrase(
+    spec: EnvSpec,
+    entity: str,
+    fname: str,
+    v: Any,
+    ft: FieldType | None = None,
+    rng: random.Random | None = None,
+) -> str:
+    """One field and its value as a person says it: "3 stops", "card method", "pickup time June 3, 2026
+    at 10:00"; with ``rng``, in one of several orders ("June 3, 2026 as the pickup time")."""
     f = english().fields
     ft = ft or ftype(spec, entity, fname)
     val = say_value(ft, fname, v)
-    lab = label(spec, entity, fname)
+    lab = spoken_label(spec, entity, fname, rng)
     count = count_phrase(fname, v)
     if count is not None:
         return count
@@ -128,13 +252,15 @@ def value_phrase(spec: EnvSpec, entity: str, fname: str, v: Any, ft: FieldType |
         return f"{val} {lab}"
     if ft in (FieldType.date, FieldType.datetime) and fname in f.event_times:
         return f"{fname.split('_')[0]} on {val}"
+    if rng is not None and lab:
+        return rng.choice(paraphrases("value_forms")).format(lab=lab, val=val)
     return f"{lab} {val}"
 
 
-def fact_phrase(spec: EnvSpec, entity: str, fname: str, v: Any) -> str:
+def fact_phrase(spec: EnvSpec, entity: str, fname: str, v: Any, rng: random.Random | None = None) -> str:
     if id_like(spec, entity, fname):
         return f"reference {say_value(ftype(spec, entity, fname), fname, v)}"
-    return value_phrase(spec, entity, fname, v)
+    return value_phrase(spec, entity, fname, v, rng=rng)
 
 
 def _bool_adj(spec: EnvSpec, entity: str, fname: str, v: Any) -> str:
@@ -156,13 +282,19 @@ def describe(
     article: str = "the",
     phrase: str = "",
     rng: random.Random | None = None,
+    doc_words: bool = False,
 ) -> str:
     """'the confirmed available room in Paris with seat 12A' from an entity's facts. With ``rng``, the
-    facts come in a seeded order after one of many connectors ('with', 'listed with', 'that has')."""
+    facts come in a seeded order after one of many connectors ('with', 'listed with', 'that has');
+    with ``doc_words`` too, the row is sometimes named as the documentation names it ('the
+    authoritative DNS zone')."""
     fields = english().fields
     places = fields.place_fields
     noun = humanize(entity)
+    alt = doc_noun(spec, entity) if doc_words and rng is not None else None
+    doc_named = bool(alt) and rng is not None and rng.random() < 0.5
     adjs: list[str] = []
+    post: list[str] = []  # at most one yes/no field said after the noun ('that isn't raw')
     place: list[tuple[int, str]] = []
     rest: list[str] = []
     seen_fields: set[str] = set()
@@ -174,18 +306,25 @@ def describe(
         if f in fields.state_fields and ft == FieldType.enum and not adjs:
             adjs.append(say_value(ft, f, v))
         elif ft == FieldType.boolean or isinstance(v, bool):
-            adjs.append(_bool_adj(spec, entity, f, v))
+            form = rng.choice(paraphrases("bool_yes" if v else "bool_no")) if rng is not None else "pre:"
+            if form.startswith("pre:") or post:
+                adjs.append(_bool_adj(spec, entity, f, v))
+            else:
+                post.append(form.format(lab=label(spec, entity, f)))
         elif f in places:
             place.append((places.index(f), say_value(ft, f, v)))
         elif rng is not None and isinstance(v, str) and _SELF_EVIDENT.match(v) and rng.random() < 0.5:
             rest.append(say_value(ft, f, v))  # an email or a web address says what it is
         else:
-            rest.append(fact_phrase(spec, entity, f, v))
+            rest.append(fact_phrase(spec, entity, f, v, rng))
     if rng is not None and article == "the" and not is_person_entity(spec.entity(entity)):
         article = rng.choice(paraphrases("articles"))
+    if doc_named and alt and not set(" ".join(adjs).lower().split()) & set(alt.lower().split()):
+        noun = alt  # not 'the scheduled scheduled flight'
     s = f"{article} {' '.join(adjs) + ' ' if adjs else ''}{noun}"
     if place:
         s += " in " + ", ".join(p for _, p in sorted(place))
+    s += "".join(post)
     if rest:
         if rng is not None:
             rng.shuffle(rest)

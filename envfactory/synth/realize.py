@@ -33,6 +33,7 @@ from .phrasing import (
     describe,
     is_person_entity,
     label,
+    misfit_value,
     parse_fact_key,
     person_name,
     usable,
@@ -230,7 +231,7 @@ class _Realizer:
             if k in self.drop_facts:
                 continue
             pk = parse_fact_key(self.spec, k)
-            if pk is None or not usable(v):
+            if pk is None or not usable(v) or misfit_value(self.spec, pk[1], pk[2], v):
                 continue
             if pk[0] == "entity":
                 self.entity_facts.setdefault(_inst_key(pk[1], k), []).append((k, pk[2], v))
@@ -383,6 +384,7 @@ class _Realizer:
                     "the",
                     self.extra_phrase.get(_ent_of(e), "") if e not in described else "",
                     self.rng,
+                    doc_words=True,
                 )
                 for e in ctx_ents[:3]
             )

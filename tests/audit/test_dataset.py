@@ -105,3 +105,31 @@ def test_answers_are_due_in_the_turn_whose_request_asks_for_them(dataset):
     assert early.rates["stated_early"] == 1.0
     late = made(["Done.", "Done too.", f"Recap: {fact}."])
     assert late.rates["held_back"] == 1.0
+
+
+def test_show_prints_whole_rows_picked_by_the_seed_as_stored(dataset, monkeypatch):
+    import json
+
+    from envfactory.audit.dataset import pick_rows
+    from envfactory.cli import app
+
+    monkeypatch.setenv("ENVFACTORY_ROOT", str(ROOT))
+    rows = load_rows(dataset)
+    outs = [CliRunner().invoke(app, ["audit", str(dataset), "--show", "3", "--seed", "0"]) for _ in range(2)]
+    assert outs[0].exit_code == 0, outs[0].output
+    assert outs[0].output == outs[1].output  # the same seed picks the same rows
+    dec, text, got = json.JSONDecoder(), outs[0].output, []
+    pos = 0
+    while text[pos:].strip():
+        obj, pos = dec.raw_decode(text, len(text) - len(text[pos:].lstrip()))
+        got.append(obj)
+    want = pick_rows(rows, 3, 0)
+    assert [g["id"] for g in got] == [w["id"] for w in want] and len(got) == 3
+    by_id = {r["id"]: r for r in rows}
+    for g in got:  # every message, tool calls and results included, exactly as stored
+        assert g["messages"] == by_id[g["id"]]["messages"]
+        assert any(m.get("tool_calls") for m in g["messages"]) and any(
+            m["role"] == "tool" for m in g["messages"]
+        )
+    assert [r["id"] for r in pick_rows(list(reversed(rows)), 3, 0)] == [w["id"] for w in want]
+    assert {r["id"] for r in pick_rows(rows, 3, 1)} != {w["id"] for w in want} or len(rows) <= 3

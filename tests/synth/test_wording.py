@@ -1,0 +1,93 @@
+"""Wording a person would not say, caught on real environments: seeder filler in role-less date and
+identifier fields, entities with no sayable name, a corrected boolean said as 'no' while the call
+sends false, and a closing note that reports a status nobody asked for."""
+
+from __future__ import annotations
+
+from envfactory.graph import GoldResult, Plan, Step, execute_plan
+from envfactory.graph.plan import REF
+from envfactory.runtime import load_environment
+from envfactory.synth.oracle_script import _sent, _summary
+from envfactory.synth.phrasing import misfit_value, sayable_noun
+
+from ._fixtures import REPO, TRIP_DESK
+
+SECRETS = REPO / "domains" / "utilities" / "utilities_secrets_and_orders"
+TODOS = REPO / "domains" / "office" / "office_todos_and_todolists"
+FILLER = "Synergized empowering open architecture"
+
+
+def test_filler_in_a_role_less_date_or_identifier_field_is_not_said():
+    secrets, todos = load_environment(SECRETS).spec, load_environment(TODOS).spec
+    assert misfit_value(secrets, "secret", "created", FILLER)  # Barbican 'created', no role
+    assert misfit_value(secrets, "secret", "updated", FILLER)
+    assert misfit_value(todos, "task", "parent", FILLER)  # "Parent task identifier."
+    assert not misfit_value(secrets, "secret", "created", "2026-03-19T00:30:00")  # a date is a date
+    assert not misfit_value(secrets, "secret", "alg", FILLER)  # nothing says what 'alg' holds
+    assert not misfit_value(todos, "task", "title", FILLER)  # a role: a title may be any words
+
+
+def test_an_entity_with_no_sayable_name_gives_no_task():
+    from envfactory.synth.builder import _Builder
+    from envfactory.synth.config import TaskConfig
+    from envfactory.synth.tasks import TaskReport
+
+    env = load_environment(SECRETS)
+    assert not sayable_noun("x") and sayable_noun("zone") and sayable_noun("tsigkey")
+    steps = [
+        Step("list_containers", {}, [], "discover"),
+        Step("list_xes", {"container_id": {REF: [0, "items", 0, "id"]}}, [0], "goal"),
+    ]
+    gold = execute_plan(env, Plan(env.spec.name, env.spec.domain, steps, ["list_xes"], [1], {}, index=1))
+    assert isinstance(gold, GoldResult) and gold.ok, gold
+    report = TaskReport(requested=1)
+    b = _Builder({env.spec.name: env}, 0, None, None, report, TaskConfig())
+    assert b.make(gold, task_id="x-1") is None
+    assert report.checks["complete"]["dropped"] == 1
+
+
+def test_a_corrected_boolean_is_said_as_the_literal_sent():
+    assert _sent(False) == "false" and _sent(True) == "true" and _sent("confirmed") == "confirmed"
+
+
+def test_closing_reports_a_status_only_when_the_call_set_it():
+    env = load_environment(TRIP_DESK)
+    row = {"booking_id": "BK00012", "status": "confirmed", "seat": "14C"}
+    assert "confirmed" not in _summary(env, "get_booking", row, {"booking_id": "BK00012"})
+    cancelled = {**row, "status": "cancelled"}
+    assert "is now cancelled" in _summary(env, "cancel_booking", cancelled, {"booking_id": "BK00012"})
+
+
+def test_rows_and_fields_are_also_named_in_the_documentation_s_words():
+    import random
+
+    from envfactory.synth.phrasing import doc_noun, spoken_label
+
+    secrets, trip = load_environment(SECRETS).spec, load_environment(TRIP_DESK).spec
+    assert (
+        doc_noun(secrets, "zone") == "authoritative DNS zone"
+    )  # "This represents an authoritative DNS Zone."
+    assert doc_noun(secrets, "container") is None  # "A container of the barbican." says nothing more
+    said = {spoken_label(trip, "hotel_reservation", "check_in", random.Random(s)) for s in range(40)}
+    assert said == {"check-in date", "arrival date"}  # the label, or the field's own "Arrival date."
+    assert spoken_label(trip, "booking", "booking_id", random.Random(0)) == "booking"  # an id keeps its label
+
+
+def test_a_row_named_in_the_documentation_s_words_keeps_its_adjectives_apart():
+    import random
+
+    from envfactory.synth.phrasing import describe
+
+    trip = load_environment(TRIP_DESK).spec
+    said = {
+        describe(trip, "flight", [("status", "scheduled")], "the", "", random.Random(s), doc_words=True)
+        for s in range(30)
+    }
+    assert not any("scheduled scheduled" in d for d in said), said
+    plain = {
+        describe(trip, "flight", [("airline", "Northstar")], "the", "", random.Random(s), doc_words=True)
+        for s in range(30)
+    }
+    assert any("scheduled flight" in d for d in plain) and any(
+        " flight " in d and "scheduled" not in d for d in plain
+    )
