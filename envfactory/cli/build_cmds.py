@@ -255,6 +255,13 @@ def build(
     ray_address: str | None = typer.Option(
         None, "--ray-address", help="--backend ray: a cluster to join (default: a local Ray on 127.0.0.1)."
     ),
+    sample: int | None = typer.Option(
+        None,
+        "--sample",
+        min=1,
+        help="With --source FOLDER --out FOLDER: a corpus build of a seeded random sample of N "
+        "documents (seed: --seed; the samples of one seed are nested).",
+    ),
 ) -> None:
     """Turn API documentation into verified tool environments.
 
@@ -287,6 +294,7 @@ def _build(
     doc_memory: int | None,
     backend: str,
     ray_address: str | None,
+    sample: int | None,
 ) -> None:
     out, resources, domains = (
         _folder(v, f)
@@ -298,7 +306,7 @@ def _build(
     if out is not None and not source:  # --out names one source's folder; bundled domains go under a root
         raise ConfigError("--out goes with --source; to build bundled domains elsewhere use --domains DIR")
     agent = _agent(explorer, model, base_url, seed)
-    if workers is not None or backend != "local" or ray_address:
+    if workers is not None or backend != "local" or ray_address or sample is not None:
         from .corpus_view import run_corpus
 
         return run_corpus(
@@ -315,6 +323,7 @@ def _build(
             name=name,
             agent=agent,
             view=(_progress, _Bar),
+            sample=sample,
         )
     options = dict(seed=seed, verify=verify, max_envs_per_doc=max_envs, agent=agent, row_scale=row_scale)
     if source:

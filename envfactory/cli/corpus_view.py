@@ -83,6 +83,7 @@ def run_corpus(
     name: str,
     agent: Any,
     view: tuple[Any, Any],
+    sample: int | None = None,
 ) -> None:
     """``view``: (a rich Progress factory, the progress-bar adapter) of the build command."""
     if not source or out is None or source.startswith(("http://", "https://")):
@@ -112,6 +113,7 @@ def run_corpus(
                 max_envs_per_doc=max_envs,
                 domain=name if name != "custom" else "corpus",
                 progress=make_bar(p),
+                sample=sample,
             )
     finally:
         runner.close()

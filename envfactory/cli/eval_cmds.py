@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -49,7 +50,7 @@ def _simulated_user(seed: int):
     """The user factory for ``--user-sim``: synth's simulator (the eval harness does not import synth)."""
     from ..synth import UserSimulator
 
-    return lambda task: UserSimulator(task, seed=seed)
+    return functools.partial(UserSimulator, seed=seed)  # picklable: a Ray task builds it
 
 
 def _load_tasks(tasks_file: Path | None, envs: list, n: int, seed: int) -> list:
@@ -260,6 +261,13 @@ def eval_(
         None, "--runs", help="compare: comma-separated run ids (default: the last 5)."
     ),
     fmt: str = typer.Option("table", "--format", help="compare: table or markdown (a leaderboard)."),
+    backend: str = typer.Option(
+        "local", "--backend", help="local: entries on threads here; ray: a Ray task per entry (--agent only)."
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", help="--backend ray: CPUs of the local Ray (default 2)."
+    ),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="--backend ray: a cluster to join."),
 ) -> None:
     # the options, by name, to the function that does the work (the command only declares them)
     _eval(**locals())
@@ -290,6 +298,9 @@ def _eval(
     db: Path | None,
     runs: str | None,
     fmt: str,
+    backend: str,
+    workers: int | None,
+    ray_address: str | None,
 ) -> None:
     from ..config import project_paths
 
@@ -305,6 +316,12 @@ def _eval(
     folder = _suite_folder(suite_name, paths.eval_dir)
     # Every option is checked before anything is created or contacted.
     _check_options(mode, model, agent_name, limit, loop, trials, max_steps)
+    if backend not in ("local", "ray"):
+        fail(f"--backend must be one of local, ray, got {backend!r}")
+    if backend != "local" and agent_name is None:
+        fail(
+            "--backend ray runs reference agents (--agent); a model's requests already run --concurrency at once"
+        )
     chosen = _categories(categories)
     from ..evaluation import EvalConfig, load_suite
 
@@ -334,9 +351,14 @@ def _eval(
         loop=cast(Literal["bfcl", "lenient"], loop),  # checked by _check_options
         trials=trials,
     )
-    run_id, report = _run_and_store(
-        suite, folder, agent, client, config, db_path, paths.domains_dir, base_url, user_sim, seed
-    )
+    fan = _fan_out(backend, workers, ray_address, agent_name, seed)
+    try:
+        run_id, report = _run_and_store(
+            suite, folder, agent, client, config, db_path, paths.domains_dir, base_url, user_sim, seed, fan
+        )
+    finally:
+        if fan is not None:
+            fan[0].close()
     from ..evaluation import summarize, summary_table, write_report
 
     files = write_report(report, out)
@@ -344,6 +366,20 @@ def _eval(
     console.print(summary_table(summary))
     console.print(f"results: {files['results']}\nsummary: {files['summary']}\nrun #{run_id} in {db_path}")
     _report_model_errors(summary)
+
+
+def _fan_out(backend: str, workers: int | None, address: str | None, agent_name: str | None, seed: int):
+    """(the backend, the agent factory its tasks call) for --backend ray; None for the local threads."""
+    if backend == "local" and not address:
+        return None
+    from ..evaluation import build_reference_agent
+    from ..pipelines.backend import make_backend
+
+    made = make_backend(backend, workers=workers, address=address)
+    if made.name == "local":
+        return None
+    assert agent_name is not None  # checked: --backend ray needs --agent
+    return made, functools.partial(build_reference_agent, agent_name, seed=seed)
 
 
 def _suite_folder(suite_name: str | None, eval_dir: Path) -> Path:
@@ -398,6 +434,7 @@ def _run_and_store(
     base_url: str,
     user_sim: bool,
     seed: int,
+    fan=None,
 ):
     """Run the suite, entry by entry into the results database; (run id, report)."""
     from ..evaluation import ResultsStore, suite_digest
@@ -420,6 +457,7 @@ def _run_and_store(
             domains_root,
             _simulated_user(seed) if user_sim else None,
             lambda result: store.add_result(run_id, result),
+            fan,
         )
         store.finish_run(run_id, report.wall_s)
     finally:
@@ -452,7 +490,7 @@ def _check_options(
         fail(f"unknown agent {agent_name!r}; known: {', '.join(REFERENCE_AGENTS)}")
 
 
-def _run(suite, agent, config, domains_root: Path, user_factory, on_result):
+def _run(suite, agent, config, domains_root: Path, user_factory, on_result, fan=None):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..evaluation import run_eval
@@ -478,4 +516,6 @@ def _run(suite, agent, config, domains_root: Path, user_factory, on_result):
             on_progress=tick,
             user_factory=user_factory,
             on_result=on_result,
+            backend=fan[0] if fan else None,
+            agent_factory=fan[1] if fan else None,
         )

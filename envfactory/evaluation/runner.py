@@ -24,7 +24,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,8 @@ __all__ = [
     "openai_tools",
     "decode_reply",
     "load_suite_envs",
+    "EntryJob",
+    "score_job",
 ]
 
 
@@ -129,6 +131,107 @@ def _combine_trials(runs: list[EntryResult]) -> EntryResult:
     return combined
 
 
+def _score_one(
+    entry: SuiteEntry,
+    suite: Suite,
+    agent: Agent,
+    config: EvalConfig,
+    envs: Mapping[str, Any] | None,
+    user_factory: Callable[[Task], Any] | None,
+) -> EntryResult:
+    """One entry's result; a bad entry (an EnvFactoryError) is data, our own bugs still raise."""
+    try:
+        if not entry.is_multi_turn:
+            return _run_single(entry, agent, config)
+        env = (envs or {}).get(entry.env)
+        if env is None:
+            return EntryResult(
+                entry.id, entry.category, False, "suite_error", [f"no environment {entry.env!r}"]
+            )
+        task = suite.tasks.get(entry.task_id or "")
+        runs = [run_multi_turn(entry, agent, config, env, task, user_factory) for _ in range(config.trials)]
+        return _combine_trials(runs)
+    except EnvFactoryError as e:
+        return EntryResult(entry.id, entry.category, False, "suite_error", [str(e)])
+
+
+def _threads(
+    suite, entries, agent, config, envs, user_factory, on_progress, on_result
+) -> dict[str, EntryResult]:
+    def one(entry: SuiteEntry) -> EntryResult:
+        result = _score_one(entry, suite, agent, config, envs, user_factory)
+        if on_result is not None:  # from the worker, as soon as the entry is done (a kill keeps it)
+            on_result(result)
+        return result
+
+    results: dict[str, EntryResult] = {}
+    with ThreadPoolExecutor(max_workers=min(config.concurrency, max(1, len(entries)))) as pool:
+        futures = {pool.submit(one, e): e for e in entries}
+        for done, future in enumerate(as_completed(futures), 1):
+            entry = futures[future]
+            results[entry.id] = future.result()
+            if on_progress is not None:
+                on_progress(done, len(entries))
+    return results
+
+
+@dataclass(frozen=True)
+class EntryJob:
+    """One suite entry as a backend job: what a worker needs to score it on its own."""
+
+    suite_path: str
+    entry_id: str
+    agent_factory: Callable[[], Agent]
+    config: EvalConfig
+    domains_root: str
+    user_factory: Callable[[Task], Any] | None = None
+
+
+_LOADED: dict[tuple[str, str], tuple[Suite, dict[str, Any]]] = {}  # per worker process: the last suite
+
+
+def score_job(job: EntryJob) -> EntryResult:
+    """Score one entry in a worker process (the suite and its environments loaded once per process)."""
+    key = (job.suite_path, job.domains_root)
+    if key not in _LOADED:
+        from .suites import load_suite
+
+        suite = load_suite(job.suite_path)
+        envs = load_suite_envs(suite, job.domains_root) if any(e.is_multi_turn for e in suite.entries) else {}
+        _LOADED.clear()
+        _LOADED[key] = (suite, envs)
+    suite, envs = _LOADED[key]
+    entry = next((e for e in suite.entries if e.id == job.entry_id), None)
+    if entry is None:
+        raise SuiteError(f"entry {job.entry_id!r} is not in the suite at {job.suite_path}")
+    return _score_one(entry, suite, job.agent_factory(), job.config, envs, job.user_factory)
+
+
+def _fan_out(
+    suite, entries, agent_factory, config, domains_root, user_factory, backend, on_result, on_progress
+):
+    """The entries as backend jobs; results handed to ``on_result`` here as they arrive."""
+    if suite.path is None or agent_factory is None:
+        raise SuiteError("a fanned-out run needs a suite loaded from a folder and an agent factory")
+    jobs = [
+        EntryJob(str(suite.path), e.id, agent_factory, config, str(domains_root), user_factory)
+        for e in entries
+    ]
+    results: dict[str, EntryResult] = {}
+
+    def arrived(i: int, got: Any) -> None:
+        if not isinstance(got, EntryResult):  # the job raised or lost its worker: a bug, as with threads
+            raise EnvFactoryError(f"entry {entries[i].id}: {getattr(got, 'reason', got)}")
+        results[got.id] = got
+        if on_result is not None:
+            on_result(got)
+        if on_progress is not None:
+            on_progress(len(results), len(entries))
+
+    backend.run(score_job, jobs, arrived)
+    return results
+
+
 def run_eval(
     suite: Suite,
     agent: Agent,
@@ -139,6 +242,8 @@ def run_eval(
     user_factory: Callable[[Task], Any] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[EntryResult], None] | None = None,
+    backend: Any = None,
+    agent_factory: Callable[[], Agent] | None = None,
 ) -> EvalReport:
     """Evaluate ``agent`` on ``suite``; see the module docstring.
 
@@ -149,6 +254,12 @@ def run_eval(
     on_result(result): called with each finished entry, from the worker thread that scored it
         and before the next entry starts there (the results store writes it then, so a killed run
         keeps what it finished); it must be thread-safe (``ResultsStore.add_result`` is).
+    backend: a fan-out backend (``pipelines.backend``: ``run(fn, jobs, on_result)``) that runs
+        each entry as a job (a Ray task) instead of a thread here; the jobs load the suite from
+        ``suite.path`` and its environments from ``domains_root`` in the worker, and build the
+        agent with ``agent_factory`` and the user with ``user_factory`` (both picklable: module
+        functions, classes, ``functools.partial``). ``on_result`` and ``on_progress`` run here.
+        Same entries, same results as the threads (the reference agents draw per entry).
     """
     config = config or EvalConfig()
     categories = {canonical_category(c) for c in config.categories}
@@ -168,45 +279,21 @@ def run_eval(
         if category in categories:
             chosen = suite.by_category(category)
             entries += chosen[: config.limit] if config.limit is not None else chosen
-    if any(e.is_multi_turn for e in entries) and envs is None:
-        if domains_root is None:
-            from ..config import project_paths
+    needs_envs = any(e.is_multi_turn for e in entries)
+    if domains_root is None and (backend is not None or (needs_envs and envs is None)):
+        from ..config import project_paths
 
-            domains_root = project_paths().domains_dir
-        envs = load_suite_envs(suite, domains_root)
-
-    def score(entry: SuiteEntry) -> EntryResult:
-        if entry.is_multi_turn:
-            env = (envs or {}).get(entry.env)
-            if env is None:
-                return EntryResult(
-                    entry.id, entry.category, False, "suite_error", [f"no environment {entry.env!r}"]
-                )
-            task = suite.tasks.get(entry.task_id or "")
-            runs = [
-                run_multi_turn(entry, agent, config, env, task, user_factory) for _ in range(config.trials)
-            ]
-            return _combine_trials(runs)
-        return _run_single(entry, agent, config)
-
-    def one(entry: SuiteEntry) -> EntryResult:
-        try:
-            result = score(entry)
-        except EnvFactoryError as e:  # a bad entry is data; our own bugs still raise
-            result = EntryResult(entry.id, entry.category, False, "suite_error", [str(e)])
-        if on_result is not None:  # from the worker, as soon as the entry is done (a kill keeps it)
-            on_result(result)
-        return result
+        domains_root = project_paths().domains_dir
+    if needs_envs and envs is None and backend is None:
+        envs = load_suite_envs(suite, domains_root)  # type: ignore[arg-type]
 
     started = time.perf_counter()
-    results: dict[str, EntryResult] = {}
-    with ThreadPoolExecutor(max_workers=min(config.concurrency, max(1, len(entries)))) as pool:
-        futures = {pool.submit(one, e): e for e in entries}
-        for done, future in enumerate(as_completed(futures), 1):
-            entry = futures[future]
-            results[entry.id] = future.result()
-            if on_progress is not None:
-                on_progress(done, len(entries))
+    if backend is not None:
+        results = _fan_out(
+            suite, entries, agent_factory, config, domains_root, user_factory, backend, on_result, on_progress
+        )
+    else:
+        results = _threads(suite, entries, agent, config, envs, user_factory, on_progress, on_result)
     return EvalReport(
         suite=suite.domain,
         agent=agent.name,

@@ -12,6 +12,7 @@ Broken and external refs are not fatal: they become ``{"x-broken-ref": ref}`` /
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import unquote
 
@@ -281,6 +282,37 @@ def _body_params(body: dict[str, Any] | None, known: set[str]) -> list[Parameter
     return out
 
 
+_AWS_RPC = re.compile(r"/?#(X-Amz-Target|Action)=([A-Za-z][\w.-]*)")
+
+
+def _rpc_path(path: str, info: dict[str, Any], item: dict, r: _Resolver) -> tuple[str, frozenset[str], str]:
+    """AWS's RPC operations as APIs.guru writes them, ``/#X-Amz-Target=DynamoDB_20120810.CreateTable``
+    (JSON protocol: the target header names the method) or ``/#Action=CreateTable`` (query
+    protocol): (the method as a dotted RPC path, ``/DynamoDB.CreateTable`` or
+    ``/<x-serviceName>.CreateTable``; the selector parameters, constants, to leave out; a method to
+    skip: the query protocol's POST twin, the same action with an XML body, when a GET documents
+    its parameters). Any other path: (the path, nothing, "")."""
+    m = _AWS_RPC.fullmatch(path)
+    if m is None:
+        return path, frozenset(), ""
+    key, target = m.groups()
+    if key == "X-Amz-Target":
+        r.warn(
+            "aws-rpc",
+            "AWS RPC paths '/#X-Amz-Target=T' read as RPC methods '/S.M' (S.M: the target header, without its date)",
+        )
+        service, _, method = target.rpartition(".")
+        service = re.sub(r"_\d{8}$", "", service) or "api"  # DynamoDB_20120810: the API version goes
+        return f"/{service}.{method}", frozenset({"X-Amz-Target"}), ""
+    service = re.sub(r"[^\w-]", "_", str(info.get("x-serviceName") or "api"))
+    r.warn(
+        "aws-rpc",
+        f"AWS query paths '/#Action=A' read as RPC methods '/{service}.A' (A: the Action parameter)",
+    )
+    twin = "post" if isinstance(item.get("get"), dict) else ""
+    return f"/{service}.{target}", frozenset({"Action", "Version"}), twin
+
+
 def _text(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
@@ -306,11 +338,12 @@ class _Reader:
             item = self.r.deref(item)
             if not isinstance(item, dict):
                 continue
+            path, drop, skip = _rpc_path(str(path), info, item, self.r)
             for method in _METHODS:
                 raw = item.get(method)
-                if isinstance(raw, dict):
+                if isinstance(raw, dict) and method != skip:
                     try:
-                        ops.append(self._operation(str(path), method, item, raw))
+                        ops.append(self._operation(path, method, item, raw, drop))
                     except (TypeError, ValueError, AttributeError) as e:
                         self.r.warn(f"op:{method}{path}", f"{method.upper()} {path} skipped: {e}")
         if self.swagger2:
@@ -356,13 +389,15 @@ class _Reader:
             return url if isinstance(url, str) else None
         return None
 
-    def _operation(self, path: str, method: str, item: dict, raw: dict) -> Operation:
+    def _operation(
+        self, path: str, method: str, item: dict, raw: dict, drop: frozenset = frozenset()
+    ) -> Operation:
         r = self.r
         merged: dict[tuple[str, str], dict] = {}
         for plist in (item.get("parameters"), raw.get("parameters")):
             for p in plist if isinstance(plist, list) else []:
                 p = r.deref(p)
-                if isinstance(p, dict) and isinstance(p.get("name"), str):
+                if isinstance(p, dict) and isinstance(p.get("name"), str) and p["name"] not in drop:
                     merged[(p["name"], str(p.get("in", "query")))] = p  # operation overrides path level
         params: list[Parameter] = []
         body: dict[str, Any] | None = None

@@ -409,6 +409,7 @@ def build_corpus(
     domain: str = "corpus",
     progress: Progress | None = None,
     backend: Backend | None = None,
+    sample: int | None = None,
 ) -> CorpusReport:
     """Build every document under ``source`` (a folder, or one file) into ``out_dir/<slug>/``.
 
@@ -416,7 +417,7 @@ def build_corpus(
     ``out_dir``. Raises ConfigError for a missing source or a bad worker count; a document that
     fails (unreadable, over budget, no environment) is recorded, never raised. ``backend``: a
     non-local backend (Ray) runs each document as a job in a fresh worker process under the same
-    budgets, into the same folders (``workers`` is then the backend's).
+    budgets, into the same folders (``workers`` is then the backend's). ``sample``: see ``sampled``.
     """
     from .corpus_source import find_documents
 
@@ -426,6 +427,7 @@ def build_corpus(
     src = Path(source)
     out = Path(out_dir)
     found = find_documents(src, out)  # a folder, a file, an npm package folder or .tgz
+    found = found if sample is None else found.sampled(sample, seed=seed)  # a seeded random sample
     root, files = found.root, found.files
     out.mkdir(parents=True, exist_ok=True)
     found.write(out)  # sources.json: each document's provenance (packages only)

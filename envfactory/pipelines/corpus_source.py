@@ -52,6 +52,20 @@ class CorpusSource:
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
+    def sampled(self, n: int, *, seed: int) -> CorpusSource:
+        """A seeded random sample of ``n`` of the documents: the first ``n`` of one seeded shuffle
+        of the sorted files, so samples of one seed are nested (the 100 are in the 500)."""
+        import random
+
+        if n < 1:
+            raise ConfigError(f"--sample must be at least 1, got {n}")
+        order = list(self.files)
+        random.Random(seed).shuffle(order)
+        picked = sorted(order[:n])
+        kept = {self.rel(p) for p in picked}
+        prov = {k: v for k, v in self.provenance.items() if k in kept}
+        return CorpusSource(root=self.root, files=picked, package=self.package, provenance=prov)
+
     def write(self, out_dir: Path) -> None:
         """Write ``sources.json`` into ``out_dir`` (only for a package: a plain folder has nothing to add)."""
         if self.package is None:
@@ -97,14 +111,10 @@ def sample_package(source: str | os.PathLike[str], n: int, *, seed: int, dest: s
     """Copy a seeded random sample of ``n`` documents of a package into ``dest`` (with its
     package.json and licence, same layout), for a corpus build of a sample. Returns the count.
     Samples of one seed are nested: the first ``n`` of one seeded shuffle of the sorted files."""
-    import random
-
     found = find_documents(source, dest)
     if found.package is None:
         raise ConfigError(f"{source}: not an npm package (no package.json)")
-    order = list(found.files)
-    random.Random(seed).shuffle(order)  # a prefix of one order: the sample of 100 is in that of 500
-    picked = sorted(order[:n])
+    picked = found.sampled(n, seed=seed).files
     out = Path(dest)
     for name in ("package.json", "LICENSE", "README.md"):
         if (found.root / name).is_file():

@@ -145,3 +145,19 @@ def test_a_corpus_build_of_a_package_records_sources(tmp_path):
     sources = json.loads((tmp_path / "out" / SOURCES_FILE).read_text())
     assert list(sources["documents"]) == ["api/hotels.yaml"]
     assert (tmp_path / "out" / CORPUS_FILE).is_file()
+
+
+def test_a_corpus_build_of_a_sample_reads_the_documents_sample_package_copies(tmp_path):
+    pkg = _package(tmp_path / "package", n=12)
+    sample_package(pkg, 4, seed=3, dest=tmp_path / "s4")
+    copied = sorted(
+        p.relative_to(tmp_path / "s4").as_posix() for p in (tmp_path / "s4" / "api").rglob("*.json")
+    )
+    report = build_corpus(
+        pkg, out_dir=tmp_path / "out", workers=1, budget=Budget(None, None), verify=False, seed=3, sample=4
+    )
+    assert [d.source for d in report.documents] == copied
+    sources = json.loads((tmp_path / "out" / SOURCES_FILE).read_text())
+    assert list(sources["documents"]) == copied  # provenance of the sample only
+    with pytest.raises(ConfigError, match="--sample must be at least 1"):
+        find_documents(pkg, tmp_path / "o").sampled(0, seed=0)
