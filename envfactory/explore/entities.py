@@ -196,8 +196,13 @@ def _items(s: dict) -> dict | None:
     return None
 
 
-def unwrap(schema: Any, entity: str) -> dict | None:
-    """The schema of one row inside a response/body (array items, list/data wrappers)."""
+def unwrap(schema: Any, entity: str, *, listing: bool = False) -> dict | None:
+    """The schema of one row inside a response/body (array items, list/data wrappers).
+
+    ``listing``: the answer of a list operation, where one array of objects named as rows
+    (``items``, ``data``, the entity's plural) holds the rows even beside documented page
+    fields (Google's ``Events``: ``summary``, ``timeZone``, ``accessRole``, ``items``).
+    """
     s = schema
     for _ in range(4):
         if not isinstance(s, dict):
@@ -218,6 +223,17 @@ def unwrap(schema: Any, entity: str) -> dict | None:
                 if _items(inner) is not None or props_of(inner)[0]:
                     nxt = inner
                     break
+        if nxt is None and listing:
+            rows = [
+                v
+                for k, v in props.items()
+                if snake(k) in (*_WRAPPERS, plural(entity))
+                and isinstance(v, dict)
+                and v.get("type") == "array"
+                and isinstance(_items(v), dict)
+                and (props_of(_items(v))[0] or "x-truncated" in (_items(v) or {}))
+            ]
+            nxt = rows[0] if len(rows) == 1 else None
         if nxt is None:
             arrays = [
                 v
@@ -318,8 +334,8 @@ def parent_field_name(param: str, parent: str) -> str:
     return f"{parent}_id"
 
 
-def _add_props(ent: EntityDraft, schema: Any, *, body: bool = False) -> None:
-    row = unwrap(schema, ent.name)
+def _add_props(ent: EntityDraft, schema: Any, *, body: bool = False, listing: bool = False) -> None:
+    row = unwrap(schema, ent.name, listing=listing)
     if row is None:
         return
     props, req = props_of(row)
@@ -382,7 +398,7 @@ def infer_entities(
         ent = ents[p.entity]
         resp = p.op.success_response()
         if resp is not None and resp.schema_ and p.kind in ("get", "list", "create", "update"):
-            _add_props(ent, resp.schema_)
+            _add_props(ent, resp.schema_, listing=p.kind == "list")
         if not ent.description and p.kind in ("get", "list"):
             ent.description = ""
     for name, ent in ents.items():

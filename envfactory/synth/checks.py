@@ -202,10 +202,11 @@ def check_not_overspecified(task: Task, spec: EnvSpec) -> Finding:
         rows = [g.args]
         out = g.output
         if isinstance(out, dict):
-            rows += out.get("items", [out]) if isinstance(out.get("items"), list) else [out]
+            page = t.kind == ToolKind.list and isinstance(out.get("items"), list)
+            rows += out["items"] if page else [out]
         ent_for = {p.name: (p.field or p.name) for p in t.params}
         for row in rows:
-            for k, v in (row or {}).items():
+            for k, v in row.items() if isinstance(row, dict) else ():
                 if not isinstance(v, str) or len(v) < 3:
                     continue
                 if id_like(spec, t.entity, ent_for.get(k, k)):

@@ -190,3 +190,52 @@ def test_fidelity_report_counts_operations_drops_and_body():
     if dropped_tool.source != "POST /customers":
         assert (d.body_documented, d.body_kept, d.required_agree) == (30, 30, 30)
         assert (d.enums_documented, d.enums_kept) == (1, 1)
+
+
+def test_a_list_answer_with_page_fields_beside_its_rows_is_no_row():
+    # Google Calendar's ``Events``: the calendar's summary, time zone and access role, paging tokens and
+    # ``items`` (the events, a reference the reader truncated) answer GET /calendars/{id}/events
+    event = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "summary": {"type": "string"},
+            "location": {"type": "string"},
+        },
+    }
+    events = {
+        "type": "object",
+        "properties": {
+            "accessRole": {"type": "string"},
+            "summary": {"type": "string"},
+            "timeZone": {"type": "string"},
+            "defaultReminders": {"type": "array", "items": {"type": "object", "properties": {"minutes": {}}}},
+            "nextPageToken": {"type": "string"},
+            "items": {
+                "type": "array",
+                "items": {"x-truncated": "#/components/schemas/Event", "type": "object"},
+            },
+        },
+    }
+    doc = openapi(
+        {
+            "/calendars/{calendarId}/events": {
+                "get": {"parameters": [path_param("calendarId")], "responses": ok(events)},
+                "post": {
+                    "parameters": [path_param("calendarId")],
+                    "requestBody": body(event),
+                    "responses": ok(event),
+                },
+            },
+            "/calendars/{calendarId}/events/{eventId}": {
+                "get": {
+                    "parameters": [path_param("calendarId"), path_param("eventId")],
+                    "responses": ok(event),
+                }
+            },
+        }
+    )
+    spec = next(e for e in explore(doc, domain="t").envs if any(x.name == "event" for x in e.entities))
+    fields = {f.name for f in spec.entity("event").fields}
+    assert {"summary", "location"} <= fields
+    assert not {"items", "access_role", "time_zone", "default_reminders", "next_page_token"} & fields

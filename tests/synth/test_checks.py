@@ -256,3 +256,15 @@ def test_reward_sanity_on_every_env(env_dir):
                 )
                 assert r.reward < 1 and r.partial < 1
                 break
+
+
+def test_a_read_row_with_an_items_field_is_one_row_not_a_page(env, tasks):
+    # a get whose row has its own ``items`` (strings: Google Calendar's events had one) is not a page
+    t = _first(tasks, lambda t: any(env.spec.tool(g.tool).kind.value == "get" for g in t.gold))
+    gold = [
+        g.model_copy(update={"output": {**g.output, "items": ["standard", "basic"]}})
+        if env.spec.tool(g.tool).kind.value == "get" and isinstance(g.output, dict)
+        else g
+        for g in t.gold
+    ]
+    assert check_not_overspecified(t.model_copy(update={"gold": gold}), env.spec).ok
