@@ -81,8 +81,12 @@ class GoalBuilder(Grounder):
         pk = ent.primary_key
         args: dict[str, Any] = dict(fixed)
         key = tool.key_param
-        assert key is not None  # keyed tools have exactly one key parameter (ToolSpec validation)
-        if key.name not in args:
+        if key is None:  # a singleton's keyless tools act on its one row
+            rows = ctx.state.candidates(tool)
+            if not rows:
+                raise SampleError(f"no {ent.name} that {tool.name} accepts")
+            row = rows[0]
+        elif key.name not in args:
             row, landing = self._pick_target(tool, args)
         current = landing.row if landing is not None else row
         if current is not None and current.get(pk) is not None:
@@ -393,8 +397,8 @@ class GoalBuilder(Grounder):
             elif t.entity == f.ref and t.kind in (ToolKind.update, ToolKind.action):
                 if ctx.state.check(f.ref, parent, [c for c in t.preconditions if c.value_param is None]):
                     key = t.key_param
-                    assert key is not None  # update and action tools have a key parameter (validation)
-                    out.append((t, {key.name: val}, parent, None))
+                    if key is not None:  # a singleton's keyless tools are no route to a parent
+                        out.append((t, {key.name: val}, parent, None))
         return out
 
     def _parent_param(self, t: ToolSpec, parent_entity: str) -> ParamSpec | None:
