@@ -555,8 +555,9 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         return plan
     if m == "get":
         if is_singleton_read(op, word):
-            return singleton_plan(plan, segs) or _refuse(
+            return singleton_plan(plan, segs, why := []) or _refuse(
                 plan,
+                *why,
                 "reads one object that no id selects, computed from its query arguments "
                 "(not a stored singleton such as the settings)",
             )
@@ -580,21 +581,22 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         elif bulk is not None:  # PUT /customers [{"id": 1, ...}]: a bulk update, one row per call
             plan.kind, plan.key_param, plan.bulk = "update", bulk, True
         else:
-            return singleton_plan(plan, segs) or _refuse(
-                plan, f"{m.upper()} on a collection with no id of one row (a bulk update of many rows)"
+            return singleton_plan(plan, segs, why := []) or _refuse(
+                plan, *why, f"{m.upper()} on a collection with no id of one row (a bulk update of many rows)"
             )
     else:
         key = id_param(op, plan.entity) or (None if overwrites(op, segs) else bulk_ids_param(op, plan.entity))
         if key is not None:  # DELETE /api/Task?TaskID=, DELETE /customers?id:in=4,5,6 (one id per call)
             plan.kind, plan.key_param, plan.bulk = "delete", key, key != id_param(op, plan.entity)
         else:
-            return singleton_plan(plan, segs) or _refuse(
-                plan, "DELETE on a collection with no id of one row (a bulk delete of many rows)"
+            return singleton_plan(plan, segs, why := []) or _refuse(
+                plan, *why, "DELETE on a collection with no id of one row (a bulk delete of many rows)"
             )
     return plan
 
 
-def _refuse(plan: OpPlan, reason: str) -> OpPlan:
+def _refuse(plan: OpPlan, *reasons: str) -> OpPlan:
+    """Exclude ``plan`` with the first (most specific) reason."""
     if plan.reason is None:
-        plan.reason = reason
+        plan.reason = reasons[0]
     return plan

@@ -306,6 +306,8 @@ def overwrites(op: Operation, segs: list[tuple[str, str]]) -> bool:
 
 
 _SELF = {"me", "self", "current", "whoami", "my"}
+_VERSION_WORD = re.compile(r"^(v\d+([._]\d+)*[a-z]*|api|apis|rest|\d+([._]\d+)*|latest)$", re.I)
+_VERB_HEADS = ("delete", "remove", "bulk", "batch", "add", "create", "get", "set", "update", "upsert")
 _KINDS = {"get": "get", "put": "update", "patch": "update", "delete": "delete"}
 
 
@@ -338,8 +340,15 @@ def _names_row(param: str) -> bool:
     return p == "id" or p.endswith(("_id", "_gid", "_uuid", "_sid"))
 
 
+def _verb_word(word: str) -> bool:
+    """``bulk-update``, ``deleteimage``, ``deleteallimages`` name what is done, not an object."""
+    first = snake(word).split("_")[0]
+    glued = ("delete", "remove", "bulk", "batch", "upsert")
+    return first in _VERB_HEADS or any(first.startswith(h) and len(first) > len(h) + 2 for h in glued)
+
+
 def _words_name(words: list[str]) -> str:
-    ws = [snake(w.lstrip("@$")) for w in words if w.strip("@$")]
+    ws = [snake(w.lstrip("@$")) for w in words if w.strip("@$") and not _VERSION_WORD.match(w)]
     if not ws:
         return ""
     if ws[-1] in _SELF:
@@ -349,21 +358,32 @@ def _words_name(words: list[str]) -> str:
     return f"{entity_name(ws[-2])}_{ws[-1]}"
 
 
-def singleton_plan(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan | None:
+def singleton_plan(plan: OpPlan, segs: list[tuple[str, str]], why: list[str] | None = None) -> OpPlan | None:
     """Read ``GET/PUT/PATCH/DELETE`` on a path with no id of one row as a singleton; None when
-    the path names many rows or its object has no name (then the caller gives the reason)."""
+    the path names many rows or its object has no name (the reason, when there is a specific one,
+    is appended to ``why``; else the caller gives its own)."""
     op = plan.op
     kind = _KINDS.get(op.method)
     if kind is None or _names_many(op):
         return None
-    if any(w.isdigit() for k, w in segs if k == "s"):
+    statics = [w for k, w in segs if k == "s"]
+    if any(w.isdigit() for w in statics):
         return None  # PUT /users/{user_id}/folders/0: a fixed row (the root folder), not an object
+    if statics and _verb_word(statics[-1]):
+        if why is not None:  # DELETE /locations/{id}/deleteimage, PUT /vendors/bulk-update
+            why.append(f"{statics[-1]!r} is a verb on a collection, not one object a path names")
+        return None
     params = [i for i, (k, _) in enumerate(segs) if k == "p"]
     if params:
         last, first = params[-1], params[-1]
         while first > 0 and segs[first - 1][0] == "p":
             first -= 1  # /restaurants/{tenant}/{restaurantId}/fees: a scope, then the row's id
-        if first == 0 or segs[first - 1][0] != "s" or last == len(segs) - 1:
+        if (
+            first == 0
+            or segs[first - 1][0] != "s"
+            or last == len(segs) - 1
+            or _VERSION_WORD.match(segs[first - 1][1])
+        ):
             return None
         if first != last and not _names_row(segs[last][1]):
             return None  # /webhooks/{webhook_id}/{webhook_token}/...: which parameter is the row's?
@@ -373,9 +393,19 @@ def singleton_plan(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan | None:
         name, single, key = f"{parent}_{tail}", "parent", param
         parents = [x for x in plan.parents if x[0] == param] or plan.parents[-1:]
     else:
-        words = [w for _, w in segs]
-        if len(words) == 1 and snake(words[0]) not in SINGLETON_WORDS and snake(words[0]).endswith("s"):
-            return None  # PUT /lobbies: a collection's name, not one object
+        words = [w for _, w in segs if not _VERSION_WORD.match(w)]
+        last_word = snake(words[-1]) if words else ""
+        if (
+            last_word not in SINGLETON_WORDS
+            and last_word.endswith("s")
+            and not last_word.endswith(("ss", "us"))
+        ):
+            return None  # PUT /lobbies, PUT /setup/v1/companies: a collection's name, not one object
+        names = [k for k in _top_props(op.request_body) if snake(k) == "id" or snake(k).endswith("_id")]
+        if names:
+            if why is not None:  # Just Eat PUT /delivery-failed {"OrderId": ...}: an event about an order
+                why.append(f"reports on the row its body names ({names[0]}), not one stored object")
+            return None
         name, single, key, parents = _words_name(words), "global", None, []
     name = name[:60].rstrip("_")
     if not name or not name[0].isalpha():

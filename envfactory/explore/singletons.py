@@ -22,6 +22,7 @@ from .drafts import ToolDraft, human
 from .entities import EntityDraft, FieldDraft, parent_field_name
 from .entities import _add_props as add_props
 from .fidelity import documented_body
+from .naming import entity_name, snake
 from .shapes import singleton_plan
 
 if TYPE_CHECKING:
@@ -58,6 +59,16 @@ def unify_singleton_paths(plans: list[OpPlan]) -> None:
             p.entity, p.kind, p.key_param, p.parents = fresh.entity, "update", fresh.key_param, fresh.parents
             p.singleton, p.qualifier = fresh.singleton, None
     collections = {p.entity for p in plans if not p.singleton and p.reason is None}
+    collections |= {parent for p in plans if p.reason is None for _, parent in p.parents}
+    for p in plans:
+        if p.singleton != "parent" or p.reason is not None:
+            continue
+        word = next((w for k, w in reversed(_segments(p.op.path)) if k == "s"), "")
+        if snake(word).endswith("s") and entity_name(word) in collections:
+            p.reason = (  # DELETE /locations/{id}/services, PUT /pools/{id}/restaurants
+                f"{p.op.method.upper()} on the {human(snake(word))} of a {human(p.parents[-1][1])}: "
+                f"many rows of a collection at once, not one object"
+            )
     for p in plans:
         if not p.singleton or p.reason is not None or p.entity not in collections:
             continue
@@ -83,9 +94,9 @@ def _rename_clashes(ents: dict[str, EntityDraft], plans: list[OpPlan]) -> None:
     for p in plans:
         if p.singleton != "parent" or not p.parents or p.entity in renamed:
             continue
-        parent = ents.get(p.parents[-1][1])
+        parent, own = ents.get(p.parents[-1][1]), ents.get(p.entity)
         tail = p.entity[len(p.parents[-1][1]) + 1 :]
-        if parent is not None and tail and any(f.startswith(f"{tail}_") for f in parent.fields):
+        if parent is not None and own is not None and any(f"{tail}_{g}" in parent.fields for g in own.fields):
             new = f"{p.entity}_info"
             if new not in ents and p.entity in ents:
                 renamed[p.entity] = new

@@ -116,7 +116,7 @@ class GoalBuilder(Grounder):
         ent = ctx.ents[tool.entity]
         pk = ent.primary_key
         key = tool.key_param
-        assert key is not None  # keyed tools have exactly one key parameter (ToolSpec validation)
+        assert key is not None  # _keyed_goal calls this only for a tool with a key parameter
         pool = ctx.state.candidates(tool, deletable=tool.kind == ToolKind.delete)
         cands = [
             r
@@ -457,13 +457,14 @@ class GoalBuilder(Grounder):
                     continue
                 if (row is None and f.nullable) or (row is not None and row.get(f.name) is None):
                     continue
-                spots.append((i, path, f.name, ctx.gets[f.ref]))
+                if ctx.gets[f.ref].key_param is not None:  # a singleton's get takes no id to look up
+                    spots.append((i, path, f.name, ctx.gets[f.ref]))
         if not spots:
             return False
         w = [self.pair_weight(self.draft.steps[i].tool, gt.name) for i, _, _, gt in spots]
         i, path, fname, gt = self.rng.choices(spots, weights=w)[0]
         key = gt.key_param
-        assert key is not None  # get tools have exactly one key parameter (ToolSpec validation)
+        assert key is not None  # spots hold only gets with a key parameter
         try:
             self.draft.add(gt.name, {key.name: ref(i, *path, fname)}, "branch")
         except SampleError:

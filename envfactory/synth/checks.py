@@ -205,7 +205,7 @@ def check_not_overspecified(task: Task, spec: EnvSpec) -> Finding:
             rows += out.get("items", [out]) if isinstance(out.get("items"), list) else [out]
         ent_for = {p.name: (p.field or p.name) for p in t.params}
         for row in rows:
-            for k, v in (row or {}).items():
+            for k, v in (row or {}).items() if isinstance(row, dict) else []:  # a row's own 'items' list
                 if not isinstance(v, str) or len(v) < 3:
                     continue
                 if id_like(spec, t.entity, ent_for.get(k, k)):

@@ -199,6 +199,19 @@ SINGLETONS = [
         "guild_id",
     ),
     (
+        "justeat-restaurant-fees-under-a-tenant",
+        dict(
+            method="put",
+            path="/restaurants/{tenant}/{restaurantId}/fees",
+            params=[path_param("tenant"), path_param("restaurantId")],
+            req=_body_with("bagFee", "deliveryFees"),
+        ),
+        "update",
+        "restaurant_fees",
+        "parent",
+        "restaurantId",
+    ),
+    (
         "resend-domain-claim",
         dict(method="get", path="/domains/{domain_id}/claim", params=[path_param("domain_id")], resp=OBJ),
         "get",

@@ -183,3 +183,123 @@ def test_bulk_paths_stay_dropped_with_a_reason():
     for op in doc.operations:
         p = plan_operation(op)
         assert p.reason is not None and "many rows" in p.reason, (op.key, p.kind, p.entity, p.reason)
+
+
+def test_a_singleton_named_like_a_parent_field_prefix_does_not_clash():
+    # Discord: guild.widget_channel_id beside GET /guilds/{guild_id}/widget {"channel_id": ...}; the
+    # template would name the indexes of guild_widget.channel_id and guild.widget_channel_id alike
+    guild = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "widget_channel_id": {"type": "string"},
+        },
+    }
+    channel = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
+    widget = {
+        "type": "object",
+        "properties": {"enabled": {"type": "boolean"}, "channel_id": {"type": "string"}},
+    }
+    pg, pc = [path_param("guild_id")], [path_param("channel_id")]
+    doc = openapi(
+        {
+            "/guilds/{guild_id}": {"parameters": pg, "get": {"responses": ok(guild)}},
+            "/channels/{channel_id}": {"parameters": pc, "get": {"responses": ok(channel)}},
+            "/guilds/{guild_id}/widget": {
+                "parameters": pg,
+                "get": {"responses": ok(widget)},
+                "patch": {"requestBody": body(widget), "responses": ok(widget)},
+            },
+        },
+        title="Discord",
+    )
+    res = explore(doc, domain="chat")
+    made = {t.source for e in res.envs for t in e.tools}
+    assert {
+        "GET /guilds/{guild_id}",
+        "GET /channels/{channel_id}",
+        "GET /guilds/{guild_id}/widget",
+    } <= made, [str(x) for x in res.excluded]
+    assert "PATCH /guilds/{guild_id}/widget" in made, [str(x) for x in res.excluded]
+
+
+def test_the_callers_own_object_beside_a_collection_is_current_x():
+    # Stripe: GET /v1/account (the caller's account) beside GET /v1/accounts/{account}; and
+    # DELETE /v1/customers/{customer}/discount, whose answer documents the discount it clears
+    account = {"type": "object", "properties": {"id": {"type": "string"}, "email": {"type": "string"}}}
+    customer = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
+    discount = {
+        "type": "object",
+        "properties": {
+            "coupon": {"type": "string"},
+            "end": {"type": "integer"},
+            "deleted": {"type": "boolean"},
+        },
+    }
+    doc = openapi(
+        {
+            "/v1/account": {"get": {"summary": "Retrieve account", "responses": ok(account)}},
+            "/v1/accounts": {
+                "get": {
+                    "responses": ok(
+                        {"type": "object", "properties": {"data": {"type": "array", "items": account}}}
+                    )
+                }
+            },
+            "/v1/accounts/{account}": {
+                "parameters": [path_param("account")],
+                "get": {"responses": ok(account)},
+            },
+            "/v1/customers/{customer}": {
+                "parameters": [path_param("customer")],
+                "get": {"responses": ok(customer)},
+            },
+            "/v1/customers/{customer}/discount": {
+                "parameters": [path_param("customer")],
+                "delete": {"summary": "Delete a customer discount", "responses": ok(discount)},
+            },
+        },
+        title="Stripe",
+    )
+    res = explore(doc, domain="pay")
+    tools = {t.source: (e, t) for e in res.envs for t in e.tools}
+    assert "GET /v1/account" in tools, [str(x) for x in res.excluded]
+    env, t = tools["GET /v1/account"]
+    assert t.entity == "current_account" and env.entity("current_account").singleton and t.params == []
+    env, t = tools["DELETE /v1/customers/{customer}/discount"]
+    assert t.kind == ToolKind.action and {e.field for e in t.effects} >= {"coupon", "end"}
+
+
+def test_events_verbs_and_sub_collections_are_not_singletons():
+    service = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
+    location = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
+    pid = [path_param("id")]
+    event = {"type": "object", "properties": {"OrderId": {"type": "string"}, "Reason": {"type": "string"}}}
+    doc = openapi(
+        {
+            "/setup/v1/services": {"get": {"responses": ok({"type": "array", "items": service})}},
+            "/setup/v1/locations/{id}": {"parameters": pid, "get": {"responses": ok(location)}},
+            "/setup/v1/locations/{id}/services": {
+                "parameters": pid,
+                "delete": {"summary": "Deletes all location services", "responses": ok(location)},
+            },
+            "/setup/v1/locations/{id}/deleteimage": {
+                "parameters": pid,
+                "delete": {"summary": "Removes a location image", "responses": ok(location)},
+            },
+            "/delivery-failed": {
+                "put": {
+                    "summary": "Delivery Attempt Failed",
+                    "requestBody": body(event),
+                    "responses": NO_CONTENT,
+                }
+            },
+        },
+        title="OnSched",
+    )
+    res = explore(doc, domain="s")
+    why = {x.operation: x.reason for x in res.excluded}
+    assert "many rows of a collection" in why["DELETE /setup/v1/locations/{id}/services"], why
+    assert "verb" in why["DELETE /setup/v1/locations/{id}/deleteimage"], why
+    assert "reports on the row its body names (OrderId)" in why["PUT /delivery-failed"], why
