@@ -27,6 +27,7 @@ from .shapes import (
     is_singleton_read,
     names_attribute,
     overwrites,
+    refuse,
     signs_in,
     singleton_plan,
     summary_verb,
@@ -543,6 +544,7 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
     id in the body or query; a POST that searches or reads is a list or a get."""
     op, m = plan.op, plan.op.method
     said = summary_verb(op)
+    why: list[str] = []  # a singleton's specific reason for not being one
     head = word.split("_", 1)[0]
     rest = word.split("_", 1)[1] if "_" in word else ""
     if head in ("get", "list", "search", "find", "fetch", "retrieve") and rest and m in ("get", "post"):
@@ -555,7 +557,7 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         return plan
     if m == "get":
         if is_singleton_read(op, word):
-            return singleton_plan(plan, segs, why := []) or _refuse(
+            return singleton_plan(plan, segs, why) or refuse(
                 plan,
                 *why,
                 "reads one object that no id selects, computed from its query arguments "
@@ -581,7 +583,7 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         elif bulk is not None:  # PUT /customers [{"id": 1, ...}]: a bulk update, one row per call
             plan.kind, plan.key_param, plan.bulk = "update", bulk, True
         else:
-            return singleton_plan(plan, segs, why := []) or _refuse(
+            return singleton_plan(plan, segs, why) or refuse(
                 plan, *why, f"{m.upper()} on a collection with no id of one row (a bulk update of many rows)"
             )
     else:
@@ -589,14 +591,7 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         if key is not None:  # DELETE /api/Task?TaskID=, DELETE /customers?id:in=4,5,6 (one id per call)
             plan.kind, plan.key_param, plan.bulk = "delete", key, key != id_param(op, plan.entity)
         else:
-            return singleton_plan(plan, segs, why := []) or _refuse(
+            return singleton_plan(plan, segs, why) or refuse(
                 plan, *why, "DELETE on a collection with no id of one row (a bulk delete of many rows)"
             )
-    return plan
-
-
-def _refuse(plan: OpPlan, *reasons: str) -> OpPlan:
-    """Exclude ``plan`` with the first (most specific) reason."""
-    if plan.reason is None:
-        plan.reason = reasons[0]
     return plan

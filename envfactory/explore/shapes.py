@@ -40,6 +40,7 @@ __all__ = [
     "overwrites",
     "singleton_plan",
     "names_attribute",
+    "refuse",
 ]
 
 _SEARCH_HEADS = ("search", "list", "find", "query", "filter", "lookup", "look_up", "browse")
@@ -420,3 +421,10 @@ def names_attribute(op: Operation, word: str) -> bool:
     names (or there is no body); ``{"description": ..., "enabled": ...}`` is an object of its own."""
     props = _top_props(op.request_body)
     return not props or snake(word) in {snake(k) for k in props} or len(props) == 1
+
+
+def refuse(plan: OpPlan, *reasons: str) -> OpPlan:
+    """Exclude ``plan`` with the first (most specific) of ``reasons``."""
+    if plan.reason is None:
+        plan.reason = reasons[0]
+    return plan
