@@ -379,12 +379,13 @@ def singleton_plan(plan: OpPlan, segs: list[tuple[str, str]], why: list[str] | N
         last, first = params[-1], params[-1]
         while first > 0 and segs[first - 1][0] == "p":
             first -= 1  # /restaurants/{tenant}/{restaurantId}/fees: a scope, then the row's id
-        if (
-            first == 0
-            or segs[first - 1][0] != "s"
-            or last == len(segs) - 1
-            or _VERSION_WORD.match(segs[first - 1][1])
-        ):
+        if first == 0 or segs[first - 1][0] != "s" or last == len(segs) - 1:
+            return None
+        if _VERSION_WORD.match(segs[first - 1][1]):
+            if why is not None:  # Zoho /crm/v8/{module_api_name}/{id}/photo
+                why.append(
+                    f"no resource names the row {{{segs[last][1]}}} ({segs[first - 1][1]!r} is a version)"
+                )
             return None
         if first != last and not _names_row(segs[last][1]):
             return None  # /webhooks/{webhook_id}/{webhook_token}/...: which parameter is the row's?
@@ -395,15 +396,11 @@ def singleton_plan(plan: OpPlan, segs: list[tuple[str, str]], why: list[str] | N
         parents = [x for x in plan.parents if x[0] == param] or plan.parents[-1:]
     else:
         words = [w for _, w in segs if not _VERSION_WORD.match(w)]
-        last_word = snake(words[-1]) if words else ""
-        if (
-            last_word not in SINGLETON_WORDS
-            and last_word.endswith("s")
-            and not last_word.endswith(("ss", "us"))
-        ):
-            return None  # PUT /lobbies, PUT /setup/v1/companies: a collection's name, not one object
+        one = snake(words[0]) if len(words) == 1 else ""
+        if one and one not in SINGLETON_WORDS and one.endswith("s") and not one.endswith(("ss", "us")):
+            return None  # PUT /lobbies: a collection's name, not one object
         names = [k for k in _top_props(op.request_body) if snake(k) == "id" or snake(k).endswith("_id")]
-        if names:
+        if names and not any(snake(w.lstrip("@")) in SINGLETON_WORDS | _SELF for w in words):
             if why is not None:  # Just Eat PUT /delivery-failed {"OrderId": ...}: an event about an order
                 why.append(f"reports on the row its body names ({names[0]}), not one stored object")
             return None

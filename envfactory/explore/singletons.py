@@ -64,7 +64,8 @@ def unify_singleton_paths(plans: list[OpPlan]) -> None:
         if p.singleton != "parent" or p.reason is not None:
             continue
         word = next((w for k, w in reversed(_segments(p.op.path)) if k == "s"), "")
-        if snake(word).endswith("s") and entity_name(word) in collections:
+        writes_object = p.kind != "delete" and bool(documented_body(p.op)[0])  # PUT .../fees {"bagFee": ...}
+        if snake(word).endswith("s") and entity_name(word) in collections and not writes_object:
             p.reason = (  # DELETE /locations/{id}/services, PUT /pools/{id}/restaurants
                 f"{p.op.method.upper()} on the {human(snake(word))} of a {human(p.parents[-1][1])}: "
                 f"many rows of a collection at once, not one object"
