@@ -308,7 +308,20 @@ def overwrites(op: Operation, segs: list[tuple[str, str]]) -> bool:
 
 _SELF = {"me", "self", "current", "whoami", "my"}
 _VERSION_WORD = re.compile(r"^(v\d+([._]\d+)*[a-z]*|api|apis|rest|\d+([._]\d+)*|latest)$", re.I)
-_VERB_HEADS = ("delete", "remove", "bulk", "batch", "add", "create", "get", "set", "update", "upsert")
+_VERB_HEADS = (
+    "delete",
+    "remove",
+    "bulk",
+    "batch",
+    "add",
+    "create",
+    "get",
+    "set",
+    "update",
+    "upsert",
+    "flush",
+    "purge",
+)
 _KINDS = {"get": "get", "put": "update", "patch": "update", "delete": "delete"}
 
 
@@ -368,8 +381,8 @@ def singleton_plan(plan: OpPlan, segs: list[tuple[str, str]], why: list[str] | N
     if kind is None or _names_many(op):
         return None
     statics = [w for k, w in segs if k == "s"]
-    if any(w.isdigit() for w in statics):
-        return None  # PUT /users/{user_id}/folders/0: a fixed row (the root folder), not an object
+    if any(w.isdigit() or not re.search(r"[A-Za-z]", w) for w in statics):
+        return None  # PUT /users/{user_id}/folders/0 (the root folder); a '¶' an HTML page left in a path
     if statics and _verb_word(statics[-1]):
         if why is not None:  # DELETE /locations/{id}/deleteimage, PUT /vendors/bulk-update
             why.append(f"{statics[-1]!r} is a verb on a collection, not one object a path names")

@@ -253,6 +253,11 @@ EXCLUDED = [
         "computed",
     ),
     ("start-timer", dict(method="post", path="/start-timer", req=_body_with("note")), "verb"),
+    (
+        "powerdns-cache-flush",
+        dict(method="put", path="/servers/{server_id}/cache/flush", params=[path_param("server_id")]),
+        "verb",
+    ),
     ("generate-number", dict(method="post", path="/invoices/generate-next-invoice-number"), "verb"),
     ("health-probe", dict(method="get", path="/health", resp=OBJ), "health check"),
     ("oauth-token", dict(method="post", path="/oauth/token", req=_body_with("code")), "authentication"),
