@@ -11,7 +11,7 @@ import typer
 from ._app import app, console, env_dirs, fail, handle_errors
 
 if TYPE_CHECKING:
-    from ..spec import ToolSpec
+    from ..spec import EntitySpec, ToolSpec
 
 
 def describe_params(tool: ToolSpec) -> list[str]:
@@ -58,7 +58,7 @@ def inspect(
         e = load_environment(d)
         counts = e.row_counts()
         total_rows += sum(counts.values())
-        ents = ", ".join(f"{k} ({v})" for k, v in counts.items())
+        ents = ", ".join(f"{k} ({v}{_singleton_note(e.spec.entity(k))})" for k, v in counts.items())
         table.add_row(e.spec.domain, e.spec.name, str(len(e.spec.tools)), ents, f"{sum(counts.values()):,}")
         if tools:
             tt = Table(title=f"{e.spec.domain}/{e.spec.name} tools", show_lines=True)
@@ -71,6 +71,13 @@ def inspect(
             console.print(tt)
     console.print(table)
     console.print(f"total rows: {total_rows:,}")
+
+
+def _singleton_note(ent: EntitySpec) -> str:
+    """``; singleton`` (one object), ``; one per file`` (a per-parent singleton), else nothing."""
+    if not ent.singleton:
+        return ""
+    return f"; one per {ent.parent}" if ent.parent else "; singleton"
 
 
 def _find_tool(tool: str, domain: str, env: str | None) -> tuple[Path, str]:

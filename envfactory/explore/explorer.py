@@ -34,6 +34,7 @@ from .item_verbs import resolve_item_verbs
 from .naming import env_name, is_ident, plural, snake
 from .resources import plan_operation
 from .seeding import annotate_entities, seed_recipe
+from .singletons import finish_singleton_tools, shape_singletons, singleton_head, unify_singleton_paths
 from .split import add_finders, split_tools
 from .tools import ToolDraft, create_effects, display_field, draft_tool, prepare_actions
 
@@ -132,13 +133,18 @@ def _explore_graph(
                 excluded.append(ExcludedOp(d.source, op.key, p.reason))
             else:
                 plans.append(p)
+    unify_singleton_paths(plans)
+    excluded += [ExcludedOp(p.source, p.op.key, p.reason) for p in plans if p.reason is not None]
+    plans = [p for p in plans if p.reason is None]
     ents = infer_entities(plans, docs, warnings)
+    singles = shape_singletons(ents, plans)
     before = [(p.kind, p.entity) for p in plans]
     dropped = resolve_item_verbs(plans, ents)
     if dropped or before != [(p.kind, p.entity) for p in plans]:
         excluded += [ExcludedOp(p.source, p.op.key, why) for p, why in dropped]
         plans = [p for p in plans if p.reason is None]
         ents = infer_entities(plans, docs, warnings)  # without the made-up resources
+        singles = shape_singletons(ents, plans)
     link_entities(ents, plans, warnings)
     for e in ents.values():
         cap_fields(e, {f.name for f in e.fields.values() if f.ref})
@@ -150,6 +156,8 @@ def _explore_graph(
             excluded.append(ExcludedOp(p.source, p.op.key, why or "cannot be expressed"))
         else:
             drafts.append(t)
+    drafts, cleared = finish_singleton_tools(drafts, ents)
+    excluded += [ExcludedOp(t.plan.source, t.plan.op.key, why) for t, why in cleared]
     link_entities(ents, plans, warnings)
     for t in drafts:
         if t.kind == "create":
@@ -180,6 +188,7 @@ def _explore_graph(
             row_scale=row_scale,
             titles=titles,
             origin=origin,
+            singles=singles,
         )
         if spec is not None:
             taken.add(name)
@@ -241,7 +250,7 @@ def _closure(group: list[ToolDraft], ents: dict[str, EntityDraft]) -> list[str]:
     return sorted(need)
 
 
-def _entity_spec(d: EntityDraft, keep: set[str], title: str) -> EntitySpec:
+def _entity_spec(d: EntityDraft, keep: set[str], title: str, singleton: bool = False) -> EntitySpec:
     fields = []
     for f in d.fields.values():
         ref = f.ref if f.ref in keep else None
@@ -258,7 +267,12 @@ def _entity_spec(d: EntityDraft, keep: set[str], title: str) -> EntitySpec:
         )
     desc = d.description or f"A {d.name.replace('_', ' ')} of the {title}."
     return EntitySpec(
-        name=d.name, description=desc, primary_key=d.pk, fields=fields, display_field=display_field(d)
+        name=d.name,
+        description=desc,
+        primary_key=d.pk,
+        fields=fields,
+        display_field=display_field(d),
+        singleton=singleton,
     )
 
 
@@ -283,6 +297,7 @@ def _describe(t: ToolDraft, ents: dict[str, EntityDraft], finders: dict[str, str
         "delete": f"Delete a {h}{where}. Fails while other records still reference it.",
         "action": _action_head(t, ent, finders),
     }[t.kind]
+    head = singleton_head(t, ent) or head
     refs = []
     for p in t.params:
         f = ent.fields.get(p.field)
@@ -400,6 +415,7 @@ def _assemble(
     row_scale: float = 1.0,
     titles: dict[str, str] | None = None,
     origin: dict[str, str] | None = None,
+    singles: set[str] | frozenset[str] = frozenset(),
 ) -> EnvSpec | None:
     _name_tools(group)
     keep = set(_closure(group, ents))
@@ -408,7 +424,8 @@ def _assemble(
     merged = len(docs) > 1
     default_title = docs[0].title or name
     entities = [
-        _entity_spec(ents[e], keep, titles.get(origin.get(e, ""), "") or default_title) for e in sorted(keep)
+        _entity_spec(ents[e], keep, titles.get(origin.get(e, ""), "") or default_title, e in singles)
+        for e in sorted(keep)
     ]
     finders = _finders(group)
     tools: list[ToolSpec] = []
@@ -445,6 +462,10 @@ def _assemble(
         probe = EnvSpec(name=name, domain=domain, entities=entities, tools=tools)
         entity_order(probe)
         recipe = seed_recipe(probe.entities, ents, seed=seed, clock=DEFAULT_CLOCK, scale=row_scale)
+        for one in probe.entities:  # a singleton is one row, or one per parent row (as the runtime seeds it)
+            if one.singleton and one.name in recipe.entities:
+                parent = recipe.entities.get(one.parent or "")
+                recipe.entities[one.name].rows = parent.rows if parent is not None else 1
         return EnvSpec(
             name=name,
             domain=domain,

@@ -27,8 +27,11 @@ from .shapes import (
     bulk_item_key,
     id_param,
     is_singleton_read,
+    names_attribute,
     overwrites,
+    refuse,
     signs_in,
+    singleton_plan,
     summary_verb,
 )
 
@@ -238,6 +241,7 @@ class OpPlan:
     bulk: bool = (
         False  # a bulk write (``PUT /customers [...]``, ``DELETE /customers?id:in=``), one row per call
     )
+    singleton: str | None = None  # "global" (``/settings``) or "parent" (``/files/{file_id}/watermark``)
 
     @property
     def excluded(self) -> bool:
@@ -403,7 +407,10 @@ def plan_operation(op: Operation) -> OpPlan:
         and len(segs) >= 3
         and segs[-3][0] == "s"
     ):
-        # PUT /todos/{id}/position: a singular attribute of the parent item -> update of the parent
+        # PUT /todos/{id}/position: a singular attribute of the parent item -> update of the parent;
+        # PATCH /guilds/{guild_id}/welcome-screen {description, ...}: an object of its own (a singleton)
+        if not names_attribute(op, word) and singleton_plan(plan, segs) is not None:
+            return plan
         plan.entity = entity_name(segs[-3][1])
         plan.key_param = prev[1]
         plan.parents = plan.parents[:-1]
@@ -552,6 +559,7 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
     id in the body or query; a POST that searches or reads is a list or a get."""
     op, m = plan.op, plan.op.method
     said = summary_verb(op)
+    why: list[str] = []  # a singleton's specific reason for not being one
     head = word.split("_", 1)[0]
     rest = word.split("_", 1)[1] if "_" in word else ""
     if head in ("get", "list", "search", "find", "fetch", "retrieve") and rest and m in ("get", "post"):
@@ -564,11 +572,12 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         return plan
     if m == "get":
         if is_singleton_read(op, word):
-            plan.reason = (
-                "reads one object that no id selects (a singleton such as the current user or the "
-                "settings), not a list of rows"
+            return singleton_plan(plan, segs, why) or refuse(
+                plan,
+                *why,
+                "reads one object that no id selects, computed from its query arguments "
+                "(not a stored singleton such as the settings)",
             )
-            return plan
         plan.kind = "list"
     elif m == "post":
         plan.kind = "create"
@@ -589,11 +598,15 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         elif bulk is not None:  # PUT /customers [{"id": 1, ...}]: a bulk update, one row per call
             plan.kind, plan.key_param, plan.bulk = "update", bulk, True
         else:
-            plan.reason = f"{m.upper()} on a collection with no id of one row (a bulk or singleton update)"
+            return singleton_plan(plan, segs, why) or refuse(
+                plan, *why, f"{m.upper()} on a collection with no id of one row (a bulk update of many rows)"
+            )
     else:
         key = id_param(op, plan.entity) or (None if overwrites(op, segs) else bulk_ids_param(op, plan.entity))
         if key is not None:  # DELETE /api/Task?TaskID=, DELETE /customers?id:in=4,5,6 (one id per call)
             plan.kind, plan.key_param, plan.bulk = "delete", key, key != id_param(op, plan.entity)
         else:
-            plan.reason = "DELETE on a collection with no id of one row (a bulk delete)"
+            return singleton_plan(plan, segs, why) or refuse(
+                plan, *why, "DELETE on a collection with no id of one row (a bulk delete of many rows)"
+            )
     return plan

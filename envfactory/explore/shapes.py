@@ -3,8 +3,9 @@
 - ``POST /invoices/search`` (or a POST whose summary says "Search/List/Find ...") answering a
   list is a list, not a create; ``POST /item/get`` (a verb as the last path word) reads one row
   named by an id in the body;
-- ``GET /me`` or ``GET /settings`` answering one object that no id selects is a singleton read,
-  not a list of an invented entity;
+- ``GET /me`` or ``GET /settings`` answering one object that no id selects, and a PUT, PATCH
+  or DELETE of such a path, read or change a singleton (see ``explore.singletons``), not a list
+  of an invented entity;
 - ``POST /consumers/{tenant}`` documented as "Create consumer" (the path parameter names a
   scope, not a consumer) is a create;
 - ``PUT /api/Task`` / ``DELETE /api/Task?TaskID=``: an update or delete with the row's id in
@@ -15,10 +16,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..ingest import Operation
-from .naming import snake
+from .naming import entity_name, singular, snake
+
+if TYPE_CHECKING:
+    from .resources import OpPlan
 
 __all__ = [
     "summary_verb",
@@ -34,6 +38,9 @@ __all__ = [
     "bulk_ids_param",
     "signs_in",
     "overwrites",
+    "singleton_plan",
+    "names_attribute",
+    "refuse",
 ]
 
 _SEARCH_HEADS = ("search", "list", "find", "query", "filter", "lookup", "look_up", "browse")
@@ -297,3 +304,137 @@ def overwrites(op: Operation, segs: list[tuple[str, str]]) -> bool:
     return any(k == "s" and snake(w) in SINGLETON_WORDS for k, w in segs[:-1]) or any(
         w in text for w in ("overwrite", "replace all", "replaces all")
     )
+
+
+_SELF = {"me", "self", "current", "whoami", "my"}
+_VERSION_WORD = re.compile(r"^(v\d+([._]\d+)*[a-z]*|api|apis|rest|\d+([._]\d+)*|latest)$", re.I)
+_VERB_HEADS = (
+    "delete",
+    "remove",
+    "bulk",
+    "batch",
+    "add",
+    "create",
+    "get",
+    "set",
+    "update",
+    "upsert",
+    "flush",
+    "purge",
+)
+_KINDS = {"get": "get", "put": "update", "patch": "update", "delete": "delete"}
+
+
+def _names_many(op: Operation) -> bool:
+    """Ids of several rows in the query or the body, or an array body: a write of many rows."""
+    from .resources import PAGING_PARAMS  # resources imports this module
+
+    for p in op.parameters:
+        n = snake(p.name)
+        if p.location in ("query", "body") and (
+            n in ("ids", "uris", "id", "id_in") or n.endswith(("_ids", "_id_in"))
+        ):
+            return True
+    selectors = [
+        n
+        for p in op.parameters
+        if p.location == "query" and p.required and (n := snake(p.name)) not in PAGING_PARAMS
+    ]
+    if len(selectors) > 1 or any(n.endswith(("id", "key", "name")) for n in selectors):
+        return True  # the query selects what is read or changed: not one stored object
+    body = op.request_body
+    if isinstance(body, dict) and (body.get("type") == "array" or bulk_items(body) is not None):
+        return True
+    props = body.get("properties") if isinstance(body, dict) else None
+    return isinstance(props, dict) and any(snake(k).endswith("_ids") or snake(k) == "ids" for k in props)
+
+
+def _names_row(param: str) -> bool:
+    p = snake(param)
+    return p == "id" or p.endswith(("_id", "_gid", "_uuid", "_sid"))
+
+
+def _verb_word(word: str) -> bool:
+    """``bulk-update``, ``deleteimage``, ``deleteallimages`` name what is done, not an object."""
+    first = snake(word).split("_")[0]
+    glued = ("delete", "remove", "bulk", "batch", "upsert")
+    return first in _VERB_HEADS or any(first.startswith(h) and len(first) > len(h) + 2 for h in glued)
+
+
+def _words_name(words: list[str]) -> str:
+    ws = [snake(w.lstrip("@$")) for w in words if w.strip("@$") and not _VERSION_WORD.match(w)]
+    if not ws:
+        return ""
+    if ws[-1] in _SELF:
+        return f"current_{singular(ws[-2]) if len(ws) >= 2 else 'user'}"  # /users/@me, /me: the current user
+    if len(ws) == 1:
+        return ws[0]
+    return f"{entity_name(ws[-2])}_{ws[-1]}"
+
+
+def singleton_plan(plan: OpPlan, segs: list[tuple[str, str]], why: list[str] | None = None) -> OpPlan | None:
+    """Read ``GET/PUT/PATCH/DELETE`` on a path with no id of one row as a singleton; None when
+    the path names many rows or its object has no name (the reason, when there is a specific one,
+    is appended to ``why``; else the caller gives its own)."""
+    op = plan.op
+    kind = _KINDS.get(op.method)
+    if kind is None or _names_many(op):
+        return None
+    statics = [w for k, w in segs if k == "s"]
+    if any(w.isdigit() or not re.search(r"[A-Za-z]", w) for w in statics):
+        return None  # PUT /users/{user_id}/folders/0 (the root folder); a '¶' an HTML page left in a path
+    if statics and _verb_word(statics[-1]):
+        if why is not None:  # DELETE /locations/{id}/deleteimage, PUT /vendors/bulk-update
+            why.append(f"{statics[-1]!r} is a verb on a collection, not one object a path names")
+        return None
+    params = [i for i, (k, _) in enumerate(segs) if k == "p"]
+    if params:
+        last, first = params[-1], params[-1]
+        while first > 0 and segs[first - 1][0] == "p":
+            first -= 1  # /restaurants/{tenant}/{restaurantId}/fees: a scope, then the row's id
+        if first == 0 or segs[first - 1][0] != "s" or last == len(segs) - 1:
+            return None
+        if _VERSION_WORD.match(segs[first - 1][1]):
+            if why is not None:  # Zoho /crm/v8/{module_api_name}/{id}/photo
+                why.append(
+                    f"no resource names the row {{{segs[last][1]}}} ({segs[first - 1][1]!r} is a version)"
+                )
+            return None
+        if first != last and not _names_row(segs[last][1]):
+            return None  # /webhooks/{webhook_id}/{webhook_token}/...: which parameter is the row's?
+        parent, param = entity_name(segs[first - 1][1]), segs[last][1]
+        rest = [w for _, w in segs[last + 1 :]]
+        tail = _words_name(rest if len(rest) <= 2 else [rest[0], rest[-1]])
+        name, single, key = f"{parent}_{tail}", "parent", param
+        parents = [x for x in plan.parents if x[0] == param] or plan.parents[-1:]
+    else:
+        words = [w for _, w in segs if not _VERSION_WORD.match(w)]
+        one = snake(words[0]) if len(words) == 1 else ""
+        if one and one not in SINGLETON_WORDS and one.endswith("s") and not one.endswith(("ss", "us")):
+            return None  # PUT /lobbies: a collection's name, not one object
+        names = [k for k in _top_props(op.request_body) if snake(k) == "id" or snake(k).endswith("_id")]
+        if names and not any(snake(w.lstrip("@")) in SINGLETON_WORDS | _SELF for w in words):
+            if why is not None:  # Just Eat PUT /delivery-failed {"OrderId": ...}: an event about an order
+                why.append(f"reports on the row its body names ({names[0]}), not one stored object")
+            return None
+        name, single, key, parents = _words_name(words), "global", None, []
+    name = name[:60].rstrip("_")
+    if not name or not name[0].isalpha():
+        return None
+    plan.entity, plan.kind, plan.qualifier, plan.singleton = name, kind, None, single
+    plan.key_param, plan.parents = key, parents
+    return plan
+
+
+def names_attribute(op: Operation, word: str) -> bool:
+    """``PUT /todos/{id}/position {"position": 3}``: the body writes the one attribute the path
+    names (or there is no body); ``{"description": ..., "enabled": ...}`` is an object of its own."""
+    props = _top_props(op.request_body)
+    return not props or snake(word) in {snake(k) for k in props} or len(props) == 1
+
+
+def refuse(plan: OpPlan, *reasons: str) -> OpPlan:
+    """Exclude ``plan`` with the first (most specific) of ``reasons``."""
+    if plan.reason is None:
+        plan.reason = reasons[0]
+    return plan

@@ -81,8 +81,12 @@ class GoalBuilder(Grounder):
         pk = ent.primary_key
         args: dict[str, Any] = dict(fixed)
         key = tool.key_param
-        assert key is not None  # keyed tools have exactly one key parameter (ToolSpec validation)
-        if key.name not in args:
+        if key is None:  # a singleton's keyless tools act on its one row
+            rows = ctx.state.candidates(tool)
+            if not rows:
+                raise SampleError(f"no {ent.name} that {tool.name} accepts")
+            row = rows[0]
+        elif key.name not in args:
             row, landing = self._pick_target(tool, args)
         current = landing.row if landing is not None else row
         if current is not None and current.get(pk) is not None:
@@ -112,7 +116,7 @@ class GoalBuilder(Grounder):
         ent = ctx.ents[tool.entity]
         pk = ent.primary_key
         key = tool.key_param
-        assert key is not None  # keyed tools have exactly one key parameter (ToolSpec validation)
+        assert key is not None  # _keyed_goal calls this only for a tool with a key parameter
         pool = ctx.state.candidates(tool, deletable=tool.kind == ToolKind.delete)
         cands = [
             r
@@ -393,8 +397,8 @@ class GoalBuilder(Grounder):
             elif t.entity == f.ref and t.kind in (ToolKind.update, ToolKind.action):
                 if ctx.state.check(f.ref, parent, [c for c in t.preconditions if c.value_param is None]):
                     key = t.key_param
-                    assert key is not None  # update and action tools have a key parameter (validation)
-                    out.append((t, {key.name: val}, parent, None))
+                    if key is not None:  # a singleton's keyless tools are no route to a parent
+                        out.append((t, {key.name: val}, parent, None))
         return out
 
     def _parent_param(self, t: ToolSpec, parent_entity: str) -> ParamSpec | None:
@@ -453,13 +457,14 @@ class GoalBuilder(Grounder):
                     continue
                 if (row is None and f.nullable) or (row is not None and row.get(f.name) is None):
                     continue
-                spots.append((i, path, f.name, ctx.gets[f.ref]))
+                if ctx.gets[f.ref].key_param is not None:  # a singleton's get takes no id to look up
+                    spots.append((i, path, f.name, ctx.gets[f.ref]))
         if not spots:
             return False
         w = [self.pair_weight(self.draft.steps[i].tool, gt.name) for i, _, _, gt in spots]
         i, path, fname, gt = self.rng.choices(spots, weights=w)[0]
         key = gt.key_param
-        assert key is not None  # get tools have exactly one key parameter (ToolSpec validation)
+        assert key is not None  # spots hold only gets with a key parameter
         try:
             self.draft.add(gt.name, {key.name: ref(i, *path, fname)}, "branch")
         except SampleError:

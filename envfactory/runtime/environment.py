@@ -90,6 +90,7 @@ class _Entity:
         collist = ", ".join(_q(c) for c in self.cols)
         self.sql_get = f"SELECT {collist} FROM {_q(ent.name)} WHERE {_q(self.pk)} = ?"
         self.sql_exists = f"SELECT 1 FROM {_q(ent.name)} WHERE {_q(self.pk)} = ?"
+        self.sql_one = f"SELECT {collist} FROM {_q(ent.name)} ORDER BY {_q(self.pk)} LIMIT 1"
         self.sql_all = f"SELECT {collist} FROM {_q(ent.name)}"
         self.sql_delete = f"DELETE FROM {_q(ent.name)} WHERE {_q(self.pk)} = ?"
         self.collist = collist
@@ -104,6 +105,7 @@ class _Entity:
             if f.type in (FieldType.boolean, FieldType.object, FieldType.array, FieldType.number)
         ]
         self.referenced_by: list[tuple[str, str]] = []
+        self.owned: list[str] = []  # per-parent singletons keyed by this entity's rows
         self.update_sql: dict[tuple[str, ...], str] = {}
         self.insert_sql: dict[tuple[str, ...], str] = {}
         self.prefix = ent.pk.id_prefix or default_id_prefix(ent.name)
@@ -195,7 +197,9 @@ class Environment:
         self._entities = {e.name: _Entity(e) for e in spec.entities}
         for e in spec.entities:
             for f in e.fields:
-                if f.ref:
+                if f.ref and e.singleton and f.name == e.primary_key:
+                    self._entities[f.ref].owned.append(e.name)  # deleted with its parent row
+                elif f.ref:
                     self._entities[f.ref].referenced_by.append((e.name, f.name))
         self._tools = {t.name: _Tool(self, t) for t in spec.tools}
         self._local = threading.local()  # per thread: read-only connections sessions share

@@ -313,6 +313,36 @@ def _pattern_breaks_role(ent: EntitySpec, f: FieldSpec, g: GeneratorSpec) -> boo
     return role in TIME_ROLES or role == FieldRole.status or (own_id and letters_only)
 
 
+class _ParentKeys:
+    """The key column of a per-parent singleton: row i belongs to the i-th parent row."""
+
+    def __init__(self, keys: list[Any]):
+        self.keys = keys
+
+    def start(self) -> None:
+        pass
+
+    def __call__(self, i: int, row: dict[str, Any]) -> Any:
+        return self.keys[i]
+
+
+def _singleton_keys(ent: EntitySpec, keys: dict[str, list[Any]]) -> list[Any] | None:
+    """The parent keys a per-parent singleton's rows take (None for any other entity)."""
+    parent = ent.parent
+    if parent is None:
+        return None
+    return list(keys.get(parent) or [])
+
+
+def _clear_some(ent: EntitySpec, table: list[dict[str, Any]]) -> None:
+    """Every third parent has its singleton cleared (a file with no watermark set): its fields
+    hold their defaults, the state a ``clear_*`` action leaves."""
+    for row in table[2::3]:
+        for f in ent.fields:
+            if f.nullable and f.name != ent.primary_key and not f.ref:
+                row[f.name] = f.default
+
+
 def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
     """Rows for every entity, as ``{entity: (columns, rows)}`` in dependency order, DB-ready."""
     clock = dt.datetime.fromisoformat(spec.clock)
@@ -321,6 +351,9 @@ def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
     for ent in entity_order(spec):
         es = spec.seed.entities.get(ent.name)
         n = es.rows if es else 0
+        parents = _singleton_keys(ent, keys)
+        if ent.singleton:  # the object itself: one row, or one per parent row (keyed by its id)
+            n = 1 if parents is None else len(parents)
         explicit = es.fields if es else {}
         # Fields generated from other fields of the row (offset) come last.
         fields = sorted(
@@ -341,7 +374,12 @@ def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
             g = g or default_generator(ent, f, clock)
             if f.ref == ent.name and g.kind == "ref":
                 g = GeneratorSpec(kind="const", value=None)  # self-reference: no parents at seed time
-            gens.append((f, _FieldGen(spec, ent, f, g, keys, clock, spec.seed.locale, spec.seed.seed)))
+            gen: _FieldGen | _ParentKeys = _FieldGen(
+                spec, ent, f, g, keys, clock, spec.seed.locale, spec.seed.seed
+            )
+            if parents is not None and f.name == ent.primary_key:
+                gen = _ParentKeys(parents)
+            gens.append((f, gen))
         cols = [f.name for f in ent.fields]
         # Column by column (offset columns last), so one shared Faker can be reseeded per column.
         table: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -355,6 +393,8 @@ def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
                     )
                 row[f.name] = v
         apply_constraints(ent, table, clock, spec.seed.seed)
+        if parents is not None:
+            _clear_some(ent, table)
         rows: list[tuple] = [tuple(_coerce(f, row[f.name]) for f in ent.fields) for row in table]
         keys[ent.name] = [r[cols.index(ent.primary_key)] for r in rows]
         out[ent.name] = (cols, rows)

@@ -53,6 +53,11 @@ class WriteKinds:
 
     def _fetch(self, t: _Tool, a: dict[str, Any]) -> tuple:
         e = t.ent
+        if t.key is None:  # a singleton's tools take no key: it is the one row
+            row = self._c.execute(e.sql_one).fetchone()
+            if row is None:
+                raise NotFoundError(f"{t.name}: no {e.name} is stored", tool=t.name)
+            return row
         row = self._c.execute(e.sql_get, (a[t.key_arg],)).fetchone()
         if row is None:
             raise self._not_found(t, e, a[t.key_arg], t.key_arg)
@@ -266,7 +271,7 @@ class WriteKinds:
         own: dict[str, Any] = {}
         self._apply_effects(t, row, a, own)
         vals.update(own)
-        self._write_update(e, a[t.key_arg], vals, old)
+        self._write_update(e, old[e.idx[e.pk]], vals, old)
         return self._updated_out(t, e, old, vals)
 
     def _delete(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
@@ -291,6 +296,12 @@ class WriteKinds:
                     tool=t.name,
                 )
         self._apply_effects(t, row, a, {})
+        for name in e.owned:  # a per-parent singleton (the file's watermark) goes with its parent
+            oe = self.env._entities[name]
+            own_old = self._c.execute(oe.sql_get, (key,)).fetchone()
+            if own_old is not None:
+                self._c.execute(oe.sql_delete, (key,))
+                self._call_touched.append((oe.name, key, own_old))
         self._c.execute(e.sql_delete, (key,))
         self._call_touched.append((e.name, key, old))
         return {"deleted": True, e.pk: key}
@@ -313,7 +324,7 @@ class WriteKinds:
         # references the action writes must exist (effects may write ids from arguments)
         self._check_refs(t, vals, {**argmap, **{ef.field: ef.param for ef in t.spec.effects if ef.param}})
         if vals:
-            self._write_update(e, a[t.key_arg], vals, old)
+            self._write_update(e, old[e.idx[e.pk]], vals, old)
         return self._updated_out(t, e, old, vals)
 
     def _integrity(self, t: _Tool, err: sqlite3.IntegrityError) -> RuntimeToolError:

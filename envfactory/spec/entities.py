@@ -97,6 +97,17 @@ class EntitySpec(_Strict):
         default=None,
         description="Cross-field rules the rows keep (envfactory.spec.roles); inferred when unset.",
     )
+    singleton: bool = Field(
+        default=False,
+        description="One object, not a collection: exactly one row (the settings, the current user), or, "
+        "when the primary key references another entity, one row per row of it (a file's watermark). "
+        "Its tools take no key (or only the parent's id); nothing creates or lists its rows.",
+    )
+
+    @property
+    def parent(self) -> str | None:
+        """The entity a per-parent singleton belongs to (its primary key references it); None otherwise."""
+        return self.pk.ref if self.singleton else None
 
     def field(self, name: str) -> FieldSpec:
         f = self._field_index().get(name)

@@ -5,7 +5,10 @@ SQLite, so a spec written from an untrusted document (or by an LLM) cannot run c
 
 Vocabulary:
 - ``EntitySpec``: a table. Typed ``FieldSpec``s, one primary key, unique fields,
-  foreign keys (``FieldSpec.ref`` names the referenced entity).
+  foreign keys (``FieldSpec.ref`` names the referenced entity). A ``singleton`` entity is
+  one object rather than a collection: one row (the settings; its tools take no key), or one
+  row per row of the entity its primary key references (a file's watermark, keyed by the
+  file's id).
 - ``ToolSpec``: one tool an agent can call. ``kind`` says what it does:
   ``get`` (one row by key), ``list`` (filters, sorting, paging), ``create``,
   ``update``, ``delete``, ``action`` (a state change guarded by ``Condition``s,
@@ -177,6 +180,7 @@ class EnvSpec(_Strict):
             ent = ents.get(t.entity)
             if ent is None:
                 raise ValueError(f"tool {t.name!r}: unknown entity {t.entity!r}")
+            _check_key_count(ent, t)
             pnames = {p.name for p in t.params}
             for p in t.params:
                 if p.field is not None and not ent.has_field(p.field):
@@ -219,6 +223,27 @@ class EnvSpec(_Strict):
                     raise ValueError(f"seed: unknown field {ename}.{fname}")
                 _check_generator_in(ent, fname, gen, clock)
         return self
+
+
+def _check_key_count(ent: EntitySpec, t: ToolSpec) -> None:
+    """A tool that reads or changes one row selects it by one key; a global singleton has only
+    one row, so its tools take none. Nothing creates, lists or deletes the rows of a singleton
+    (they are the object itself); an action whose effects clear its fields resets it."""
+    if ent.singleton and t.kind in (ToolKind.create, ToolKind.list, ToolKind.delete):
+        raise ValueError(
+            f"tool {t.name!r}: {ent.name} is a singleton (one object, not a collection); a "
+            f"{t.kind.value} tool cannot address it (reset it with an action that clears its fields)"
+        )
+    if t.kind not in (ToolKind.get, ToolKind.update, ToolKind.delete, ToolKind.action):
+        return
+    keys = sum(1 for p in t.params if p.key)
+    if ent.singleton and ent.pk.ref is None:
+        if keys:
+            raise ValueError(
+                f"tool {t.name!r}: {ent.name} is a singleton with one row; its tools take no key parameter"
+            )
+    elif keys != 1:
+        raise ValueError(f"tool {t.name!r} ({t.kind.value}) needs exactly one key parameter")
 
 
 def _check_path(ents: dict[str, EntitySpec], ent: EntitySpec, path: str, where: str) -> None:

@@ -175,12 +175,11 @@ class ToolSpec(_Strict):
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise ValueError(f"tool {self.name!r}: duplicate parameters {sorted(dup)}")
-        if self.kind in (ToolKind.get, ToolKind.update, ToolKind.delete, ToolKind.action):
-            keys = [p for p in self.params if p.key]
-            if len(keys) != 1:
-                raise ValueError(f"tool {self.name!r} ({self.kind.value}) needs exactly one key parameter")
-            if not keys[0].required:
-                raise ValueError(f"tool {self.name!r}: key parameter {keys[0].name!r} must be required")
+        keys = [p for p in self.params if p.key]
+        if len(keys) > 1:
+            raise ValueError(f"tool {self.name!r} has {len(keys)} key parameters; at most one is allowed")
+        if keys and self.kind != ToolKind.create and not keys[0].required:
+            raise ValueError(f"tool {self.name!r}: key parameter {keys[0].name!r} must be required")
         if self.page_size < 1 or self.max_page_size < self.page_size:
             raise ValueError(f"tool {self.name!r}: need 1 <= page_size <= max_page_size")
         return self

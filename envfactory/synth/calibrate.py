@@ -275,7 +275,8 @@ def _harder_depth(plan: Plan, outputs: list[Any], spec: EnvSpec) -> Plan | None:
             if f.ref and f.ref in gets and out.get(f.name) is not None:
                 gt = gets[f.ref]
                 key = gt.key_param
-                assert key is not None  # get tools have exactly one key parameter (ToolSpec validation)
+                if key is None:  # a singleton's get takes no id
+                    continue
                 args = {key.name: {REF: [g, f.name]}}
                 if (gt.tool if hasattr(gt, "tool") else gt.name, repr(args)) in have:
                     continue

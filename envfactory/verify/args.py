@@ -18,103 +18,18 @@ from typing import Any
 from ..errors import RuntimeToolError
 from ..runtime.validate import fit_write
 from ..spec import Condition, EntitySpec, EnvSpec, FieldSpec, FieldType, ParamSpec, ToolKind, ToolSpec
+from .values import compare, condition_sql, db_value, q, row_value
 
 __all__ = ["valid_args", "filter_args", "row_value", "compare", "condition_sql", "q"]
 
 _TRIES = 12
 
 
-def q(name: str) -> str:
-    """A quoted SQL identifier."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-def row_value(ftype: FieldType, v: Any) -> Any:
-    """A stored SQLite value as the JSON value a tool returns."""
-    if v is None:
-        return None
-    if ftype == FieldType.boolean:
-        return bool(v)
-    if ftype in (FieldType.object, FieldType.array) and isinstance(v, str):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
-
-
-def db_value(ftype: FieldType | None, v: Any) -> Any:
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return 1 if v else 0
-    if ftype in (FieldType.object, FieldType.array) and not isinstance(v, str):
-        return json.dumps(v, sort_keys=True)
-    return v
-
-
-def compare(actual: Any, op: str, expected: Any) -> bool:
-    """Precondition semantics, written independently of the runtime."""
-    if op == "is_null":
-        return actual is None
-    if op == "not_null":
-        return actual is not None
-    if op == "eq":
-        return actual == expected
-    if op == "ne":
-        return actual != expected
-    if op == "in":
-        return actual in (expected or [])
-    if op == "not_in":
-        return actual not in (expected or [])
-    if actual is None or expected is None:
-        return False
-    try:
-        return {
-            "gt": actual > expected,
-            "gte": actual >= expected,
-            "lt": actual < expected,
-            "lte": actual <= expected,
-        }[op]
-    except TypeError:
-        return False
-
-
-def condition_sql(col: str, c: Condition, ftype: FieldType | None) -> tuple[str, list[Any]] | None:
-    """SQL for a literal-valued condition on ``col`` (None when it can only be checked in Python)."""
-    if c.value_param or ftype in (FieldType.object, FieldType.array):
-        return None
-    v = c.value
-    if c.op == "is_null":
-        return f"{col} IS NULL", []
-    if c.op == "not_null":
-        return f"{col} IS NOT NULL", []
-    if c.op == "eq":
-        return f"{col} IS ?", [db_value(ftype, v)]
-    if c.op == "ne":
-        return f"{col} IS NOT ?", [db_value(ftype, v)]
-    if c.op in ("in", "not_in"):
-        vals = [db_value(ftype, x) for x in (v or [])]
-        non_null = [x for x in vals if x is not None]
-        has_null = len(non_null) != len(vals)
-        marks = ", ".join("?" * len(non_null))
-        if c.op == "in":
-            parts = [f"{col} IN ({marks})"] if non_null else []
-            if has_null:
-                parts.append(f"{col} IS NULL")
-            return ("(" + " OR ".join(parts) + ")") if parts else "0", non_null
-        parts = [f"{col} NOT IN ({marks})"] if non_null else ["1"]
-        return (
-            f"({col} IS NOT NULL AND {parts[0]})" if has_null else f"({col} IS NULL OR {parts[0]})"
-        ), non_null
-    sym = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[c.op]
-    if v is None:
-        return "0", []
-    return f"{col} {sym} ?", [db_value(ftype, v)]
-
-
 class _Ctx:
     def __init__(self, session: Any, spec: EnvSpec, tool: ToolSpec, rng: random.Random):
+        self.last_row: dict[str, Any] = {}  # the row the last attempt addressed, before the call
+        self.last_own: dict[str, Any] = {}  # field -> value the last attempt writes
+        self.last_args: dict[str, Any] = {}
         self.session = session
         self.spec = spec
         self.tool = tool
@@ -360,14 +275,29 @@ def valid_args(session: Any, env: Any, tool: ToolSpec, rng: random.Random) -> di
     """
     spec: EnvSpec = env if isinstance(env, EnvSpec) else env.spec
     ctx = _Ctx(session, spec, tool, rng)
+    fallback = None
     for _ in range(_TRIES):
         try:
             args = _attempt(ctx)
         except _NoCall:
-            return None
-        if args is not None:
+            return fallback
+        if args is not None and (tool.kind not in (ToolKind.update, ToolKind.action) or _changes(ctx)):
             return args
-    return None
+        fallback = fallback or args  # a write of what is stored already: keep looking for a change
+    return fallback
+
+
+def _changes(ctx: _Ctx) -> bool:
+    """The last attempt writes a value (an argument, or an action's literal) the row does not hold."""
+    writes = dict(ctx.last_own)
+    for ef in ctx.tool.effects:
+        if "." in ef.field or not (ef.uses_set or ef.param is not None):
+            return True  # a computed or remote effect (a clock, an increment): it moves the state
+        if ef.uses_set:
+            writes.setdefault(ef.field, ef.set)
+        elif ef.param in ctx.last_args:
+            writes[ef.field] = ctx.last_args[ef.param]
+    return any(ctx.last_row.get(f) != v for f, v in writes.items())
 
 
 class _NoCall(Exception):
@@ -382,7 +312,7 @@ def _key_row(ctx: _Ctx, literal: list[tuple[str, Condition]]) -> dict[str, Any]:
     if tool.kind == ToolKind.delete:
         for other in ctx.spec.entities:
             for f in other.fields:
-                if f.ref == ent.name:
+                if f.ref == ent.name and not (other.singleton and f.name == other.primary_key):
                     extra.append(
                         f"NOT EXISTS (SELECT 1 FROM {q(other.name)} AS c "
                         f"WHERE c.{q(f.name)} = t.{q(ent.primary_key)})"
@@ -523,9 +453,10 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
     literal = [(c.field, c) for c in tool.preconditions if not c.value_param]
     if tool.kind in (ToolKind.get, ToolKind.update, ToolKind.delete, ToolKind.action):
         key = tool.key_param
-        assert key is not None
         row = _key_row(ctx, literal)
-        args[key.name] = row[ent.primary_key]
+        ctx.last_row = dict(row)
+        if key is not None:  # a singleton's keyless tools address its one row
+            args[key.name] = row[ent.primary_key]
     own: dict[str, Any] = {}  # field -> value the call writes (create: the new row)
     for p in _chosen_params(ctx):
         v = args[p.name] = _param_value(ctx, p, literal)
@@ -548,6 +479,7 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
                 return None
     if tool.writes and not fit_write(ent, tool, row, args, own, ctx.clock, ctx.rng):  # roles, constraints
         return None
+    ctx.last_own, ctx.last_args = own, args
     return args
 
 

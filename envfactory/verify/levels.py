@@ -17,7 +17,16 @@ from jsonschema.exceptions import SchemaError
 from ..errors import ArgumentError, NotFoundError, PreconditionError, RuntimeToolError
 from ..spec import Condition, EnvSpec, FieldType, ToolKind, ToolSpec, tool_input_schema, tool_output_schema
 from .args import _shift, compare, filter_args, valid_args
-from .oracle import effect_oracle, list_oracle, normalize_row, project, read_row, read_rows
+from .oracle import (
+    call_key,
+    effect_oracle,
+    key_args,
+    list_oracle,
+    normalize_row,
+    project,
+    read_row,
+    read_rows,
+)
 from .schemas import SchemaValidator, check_schema, schema_validator
 from .smoke import ToolCheck, malformed_calls, tool_rng
 
@@ -187,12 +196,13 @@ def _precondition_case(c: _Ctx, cond: Condition, idx: int) -> str | None:
         key = args[fk_param.name]
     elif len(parts) == 2:
         with c.env.new_session() as s0:
-            row = read_row(s0, ent, args[tool.key_param.name])  # type: ignore[union-attr]
+            row = read_row(s0, ent, call_key(s0, ent, tool, args))
         key = row.get(parts[0]) if row else None
         if key is None:
             return "skipped: no referenced row"
     else:
-        key = args[tool.key_param.name]  # type: ignore[union-attr]
+        with c.env.new_session() as s0:
+            key = call_key(s0, ent, tool, args)
     found, v = _violate(cond.op, expected, tf.type, tf.enum)
     if not found or (v is None and not tf.nullable):
         return "skipped: no violating value"
@@ -363,7 +373,7 @@ def _l2_read(c: _Ctx) -> None:
             for _ in range(3):
                 args = c.args(s)
                 out = c.ok_call(s, args)
-                want = project(tool, read_row(s, ent, args[tool.key_param.name]) or {})  # type: ignore[union-attr]
+                want = project(tool, read_row(s, ent, call_key(s, ent, tool, args)) or {})
                 if normalize_row(ent, out) != normalize_row(ent, want) or list(out) != list(want):
                     raise _Fail(
                         f"get {json.dumps(args)} returned {json.dumps(out, default=str)[:200]}, "
@@ -472,13 +482,13 @@ def _l2_write(c: _Ctx, sample: int) -> None:
     getter = _find_tool(spec, tool.entity, ToolKind.get)
     with c.env.new_session() as s:
         args = c.args(s)
-        before = read_row(s, ent, args[tool.key_param.name]) if tool.kind == ToolKind.delete else None  # type: ignore[union-attr]
+        before = read_row(s, ent, call_key(s, ent, tool, args)) if tool.kind == ToolKind.delete else None
         predicted = effect_oracle(spec, tool, s, args)
         out = c.ok_call(s, args)
         _check_effects(c, s, args, predicted, out)
-        key = out.get(ent.primary_key) if tool.kind == ToolKind.create else args[tool.key_param.name]  # type: ignore[union-attr]
+        key = out.get(ent.primary_key) if tool.kind == ToolKind.create else call_key(s, ent, tool, args)
         if getter is not None and key is not None:
-            gargs = {getter.key_param.name: key}  # type: ignore[union-attr]
+            gargs = key_args(getter, key)
             if tool.kind == ToolKind.delete:
                 try:
                     s.call(getter.name, gargs)

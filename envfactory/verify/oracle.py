@@ -39,6 +39,24 @@ def read_row(session: Any, ent: EntitySpec, key: Any) -> dict[str, Any] | None:
     return {f.name: row_value(f.type, v) for f, v in zip(ent.fields, rows[0])}
 
 
+def call_key(session: Any, ent: EntitySpec, tool: ToolSpec, args: dict[str, Any]) -> Any:
+    """The key of the row a get/update/delete/action call addresses: its key argument, or, for a
+    singleton's keyless tool, the key of the one stored row (None when there is none)."""
+    kp = tool.key_param
+    if kp is not None:
+        return args.get(kp.name)
+    rows = session.query(
+        f"SELECT {q(ent.primary_key)} FROM {q(ent.name)} ORDER BY {q(ent.primary_key)} LIMIT 1"
+    )
+    return rows[0][0] if rows else None
+
+
+def key_args(tool: ToolSpec, key: Any) -> dict[str, Any]:
+    """The arguments that address the row ``key`` through ``tool`` (none for a singleton's keyless tool)."""
+    kp = tool.key_param
+    return {kp.name: key} if kp is not None else {}
+
+
 def project(tool: ToolSpec, row: dict[str, Any]) -> dict[str, Any]:
     """A row as the tool returns it (only ``returns`` fields, in that order)."""
     if tool.returns:
@@ -243,9 +261,7 @@ def effect_oracle(
         out.update(remote)
         out[(ent.name, row.get(ent.primary_key))] = row
         return out
-    key_p = tool.key_param
-    assert key_p is not None
-    key = a[key_p.name]
+    key = call_key(session, ent, tool, a)
     cur = read_row(session, ent, key)
     if cur is None:
         return {}
@@ -253,6 +269,9 @@ def effect_oracle(
     if tool.kind == ToolKind.delete:
         out.update(pred.effects(row, a))
         out[(ent.name, key)] = None
+        for other in spec.entities:  # per-parent singletons go with their parent row
+            if other.parent == ent.name and read_row(session, other, key) is not None:
+                out[(other.name, key)] = None
         return out
     for p in tool.params:
         if p.field and not p.key and p.name in a:

@@ -165,6 +165,72 @@ CASES = [
 ]
 
 
+SINGLETONS = [
+    # (id, plan arguments, kind, entity, singleton kind, key)
+    ("me", dict(method="get", path="/me", resp=OBJ), "get", "current_user", "global", None),
+    ("settings", dict(method="get", path="/settings", resp=OBJ), "get", "settings", "global", None),
+    (
+        "discord-patch-users-me",
+        dict(method="patch", path="/users/@me", req=_body_with("username")),
+        "update",
+        "current_user",
+        "global",
+        None,
+    ),
+    (
+        "vtex-delete-feed-config",
+        dict(method="delete", path="/api/orders/feed/config", resp=OBJ),
+        "delete",
+        "feed_config",
+        "global",
+        None,
+    ),
+    (
+        "discord-guild-welcome-screen",
+        dict(
+            method="patch",
+            path="/guilds/{guild_id}/welcome-screen",
+            params=[path_param("guild_id")],
+            req=_body_with("enabled", "welcome_channels", "description"),
+        ),
+        "update",
+        "guild_welcome_screen",
+        "parent",
+        "guild_id",
+    ),
+    (
+        "justeat-restaurant-fees-under-a-tenant",
+        dict(
+            method="put",
+            path="/restaurants/{tenant}/{restaurantId}/fees",
+            params=[path_param("tenant"), path_param("restaurantId")],
+            req=_body_with("bagFee", "deliveryFees"),
+        ),
+        "update",
+        "restaurant_fees",
+        "parent",
+        "restaurantId",
+    ),
+    (
+        "resend-domain-claim",
+        dict(method="get", path="/domains/{domain_id}/claim", params=[path_param("domain_id")], resp=OBJ),
+        "get",
+        "domain_claim",
+        "parent",
+        "domain_id",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "args,kind,entity,single,key", [c[1:] for c in SINGLETONS], ids=[c[0] for c in SINGLETONS]
+)
+def test_one_object_with_no_id_is_a_singleton(args, kind, entity, single, key):
+    p = _plan(**args)
+    assert p.reason is None, p.reason
+    assert (p.kind, p.entity, p.singleton, p.key_param) == (kind, entity, single, key)
+
+
 @pytest.mark.parametrize("args,kind,entity,key", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_operation_read_by_what_it_does(args, kind, entity, key):
     p = _plan(**args)
@@ -173,9 +239,25 @@ def test_operation_read_by_what_it_does(args, kind, entity, key):
 
 
 EXCLUDED = [
-    ("me-singleton", dict(method="get", path="/me", resp=OBJ), "singleton"),
-    ("settings-singleton", dict(method="get", path="/settings", resp=OBJ), "singleton"),
+    (
+        "justeat-delivery-estimate-computed",
+        dict(
+            method="get",
+            path="/delivery/estimate",
+            params=[
+                {"name": n, "in": "query", "required": True, "schema": {"type": "number"}}
+                for n in ("toLat", "toLon")
+            ],
+            resp=OBJ,
+        ),
+        "computed",
+    ),
     ("start-timer", dict(method="post", path="/start-timer", req=_body_with("note")), "verb"),
+    (
+        "powerdns-cache-flush",
+        dict(method="put", path="/servers/{server_id}/cache/flush", params=[path_param("server_id")]),
+        "verb",
+    ),
     ("generate-number", dict(method="post", path="/invoices/generate-next-invoice-number"), "verb"),
     ("health-probe", dict(method="get", path="/health", resp=OBJ), "health check"),
     ("oauth-token", dict(method="post", path="/oauth/token", req=_body_with("code")), "authentication"),
