@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from ..ingest import Operation
 from .actions import ActionRule, action_rule
-from .auth_ops import is_auth_resource
 from .naming import entity_name, snake
+from .noise import VERSION_SEGMENT, noise_reason
 from .row_keys import links_rows, lists_rows_named, row_key_param, sole_required_id
 from .shapes import (
     RPC_VERBS,
@@ -30,77 +30,12 @@ from .shapes import (
     names_attribute,
     overwrites,
     refuse,
-    signs_in,
     singleton_plan,
     summary_verb,
 )
 
 __all__ = ["OpPlan", "plan_operation", "PAGING_PARAMS", "SEARCH_WORDS"]
 
-_VERSION = re.compile(
-    r"^(v\d+([._]\d+)*[a-z]*|api|apis|rest|\d+([._]\d+)*|latest|public|private|internal)$", re.I
-)
-# Operations with no state meaning, recognised by a whole path segment (never a word inside
-# a name: ``/health-records``, ``pre_authorize`` and ``set_password`` are real operations).
-_NOISE_ANYWHERE = {
-    "callback": "webhook callback",
-    "callbacks": "webhook callback",
-    "upload": "binary upload",
-    "uploads": "binary upload",
-    "download": "binary download",
-    "downloads": "binary download",
-    "batch": "batch endpoint (the single-item operations cover it)",
-    "bulk": "batch endpoint (the single-item operations cover it)",
-    "export": "bulk export",
-    "exports": "bulk export",
-    "import": "bulk import",
-    "imports": "bulk import",
-    "watch": "push-notification channel",
-    "stream": "streaming endpoint",
-    "websocket": "streaming endpoint",
-    "sse": "streaming endpoint",
-    "events_stream": "streaming endpoint",
-    "oauth": "authentication/session endpoint",
-    "oauth2": "authentication/session endpoint",
-    "login": "authentication/session endpoint",
-    "logout": "authentication/session endpoint",
-    "signin": "authentication/session endpoint",
-    "signout": "authentication/session endpoint",
-    "sign_in": "authentication/session endpoint",
-    "sign_out": "authentication/session endpoint",
-    "jwks": "authentication/session endpoint",
-    "introspect": "authentication/session endpoint",
-    "revoke_token": "authentication/session endpoint",
-    "mfa": "authentication/session endpoint",
-    "otp": "authentication/session endpoint",
-    "token": "authentication/session endpoint",
-    "tokens": "authentication/session endpoint",
-    "access_token": "authentication/session endpoint",
-}
-# ... and these only as the first word of the path (``/health``, ``/version``, ``/auth/...``)
-_NOISE_FIRST = {
-    "health": "health check",
-    "healthz": "health check",
-    "healthcheck": "health check",
-    "ping": "health check",
-    "readyz": "health check",
-    "livez": "health check",
-    "heartbeat": "health check",
-    "status": "health check",
-    "metadata": "API metadata",
-    "$metadata": "API metadata",
-    "openapi": "API metadata",
-    "swagger": "API metadata",
-    "version": "API metadata",
-    "versions": "API metadata",
-    "well_known": "API metadata",
-    ".well-known": "API metadata",
-    "auth": "authentication/session endpoint",
-    "authorize": "authentication/session endpoint",
-    "authentication": "authentication/session endpoint",
-    "session": "authentication/session endpoint",
-    "sessions": "authentication/session endpoint",
-}
 PAGING_PARAMS = {
     "limit",
     "offset",
@@ -273,49 +208,13 @@ def _segments(path: str) -> list[tuple[str, str]]:
                 out.append(("s", base))
             out.append(("s", verb))
             continue
-        if _VERSION.match(raw) and not out:
+        if VERSION_SEGMENT.match(raw) and not out:
             continue
         if out and out[-1][0] == "s" and snake(out[-1][1]) in ("webhook", "webhooks") and raw.endswith("s"):
             out[-1] = ("s", f"webhook_{raw}")  # /webhooks/subscriptions: webhook subscriptions
             continue
         out.append(("s", raw))
     return out
-
-
-def _noise(op: Operation) -> str | None:
-    if op.method in ("head", "options", "trace"):
-        return f"{op.method.upper()} has no state meaning"
-    words = [w.lower() for w in re.split(r"[/.:]", op.path.split("?", 1)[0]) if w and not w.startswith("{")]
-    words = [w for i, w in enumerate(words) if not (i == 0 and _VERSION.match(w))]
-    while words and _VERSION.match(words[0]):
-        words = words[1:]
-    for i, w in enumerate(words):
-        key = snake(w) if w not in (".well-known", "$metadata") else w
-        if key in _NOISE_ANYWHERE and not is_auth_resource(op, words, i):
-            return _NOISE_ANYWHERE[key]
-        if (
-            i == 0
-            and key in _NOISE_FIRST
-            and (key not in ("status", "session", "sessions") or len(words) == 1)
-        ):
-            if key.startswith("health") or key in ("ping", "readyz", "livez", "heartbeat", "status"):
-                if op.method != "get" or "{" in op.path:
-                    continue  # /health/records/{id}: a resource named health, not a probe
-            if key in ("session", "sessions") and not signs_in(op):
-                continue  # Adyen POST /sessions {amount, merchantAccount}: a payment session, a resource
-            return _NOISE_FIRST[key]
-    body = op.request_body or {}
-    props = body.get("properties") if isinstance(body, dict) else None
-    if isinstance(props, dict) and any(
-        isinstance(s, dict) and s.get("format") == "binary" for s in props.values()
-    ):
-        return "binary upload"
-    if isinstance(body, dict) and body.get("format") == "binary":
-        return "binary upload"
-    resp = op.success_response()
-    if resp is not None and isinstance(resp.schema_, dict) and resp.schema_.get("format") == "binary":
-        return "binary download"
-    return None
 
 
 def _parents(segs: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -371,7 +270,7 @@ def _rpc(op: Operation, dotted: str) -> OpPlan:
 
 def plan_operation(op: Operation) -> OpPlan:
     """Classify one operation (see the module docstring)."""
-    reason = _noise(op)
+    reason = noise_reason(op)
     if reason:
         return OpPlan(op=op, reason=reason)
     segs = _segments(op.path)
@@ -425,7 +324,7 @@ def plan_operation(op: Operation) -> OpPlan:
         and prev[0] == "s"
         and m in ("post", "put", "patch", "get", "delete")
     ):
-        versioned = _VERSION.match(prev[1]) and len(segs) >= 3 and segs[-3][0] == "s"
+        versioned = VERSION_SEGMENT.match(prev[1]) and len(segs) >= 3 and segs[-3][0] == "s"
         return _slash_verb(plan, word, segs[-3][1] if versioned else prev[1])  # /rules/v1/remove: rules
     plan.entity = entity_name(last)
     return _collection(plan, word, prev, segs)
@@ -480,7 +379,7 @@ def _plan_body_action(plan: OpPlan, segs: list[tuple[str, str]], word: str, rule
     """``POST /transfer/cancel {"transfer_id": ...}``: an action on the row the body names;
     ``POST /orders/{order_id}/payment_actions/capture``: on the item above the action group."""
     prev = segs[-2] if len(segs) >= 2 else None
-    if prev is not None and _VERSION.match(prev[1]) and len(segs) >= 3:
+    if prev is not None and VERSION_SEGMENT.match(prev[1]) and len(segs) >= 3:
         prev = segs[-3]  # /beta/partner/customer/v1/enable acts on a customer
     target = entity_name(prev[1]) if prev is not None and prev[0] == "s" else None
     key = (id_param(plan.op, target) or row_key_param(plan.op, target)) if target else None

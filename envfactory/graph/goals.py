@@ -157,6 +157,10 @@ class GoalBuilder(Grounder):
             want |= {p.name for p in self.rng.sample(optional, k)}
         elif tool.kind == ToolKind.action:
             want |= {p.name for p in optional if self.rng.random() < self.config.p_action_option}
+            # an action whose every effect writes an argument changes nothing without one of them
+            driven = [p for p in optional if any(e.param == p.name for e in tool.effects)]
+            if driven and all(e.param for e in tool.effects) and not want & {p.name for p in driven}:
+                want.add(self.rng.choice(driven).name)
         for p in values:
             if p.name not in want:
                 continue
