@@ -36,7 +36,7 @@ _NOT_RUN = re.compile(r'<!--\s*readme-test:\s*not-run\s+"([^"]+)"\s*\(([^)]+)\)\
 # steps that make the environment these tests already run in (checked, not repeated)
 _SETUP = (
     re.compile(r"python3 -m venv \.venv"),
-    re.compile(r"\.venv/bin/pip install (-q )?-e '?\.(\[(\w+)\])?'?"),
+    re.compile(r"(CMAKE_ARGS=\S+ )?\.venv/bin/pip install (-q )?-e '?\.(\[(\w+)\])?'?"),
     # the lint and type-check steps of the test command: .ci/run runs them (this test checks it does)
     re.compile(r"\.venv/bin/ruff (check|format --check) envfactory tests"),
     re.compile(r"\.venv/bin/mypy"),
