@@ -121,7 +121,7 @@ def test_teacher_policy_on_10_tasks_keeps_only_full_reward_rollouts(local_client
     from envfactory.synth.config import TaskConfig
     from envfactory.synth.policy import TeacherPolicy
 
-    env = load_environment(REPO / "domains" / "travel" / "traccar_servers")  # 2 tools: short prompts
+    env = load_environment(REPO / "domains" / "travel" / "traccar_current_servers")  # 4 tools: short prompts
     model = local_client(max_tokens=48)
     policy = TeacherPolicy(model, attempts=1, temperature=0.2, seed=0, model_name="gemma-3-270m")
     # at most 3 assistant messages per rollout (a call, its answer, one more): a base model rarely

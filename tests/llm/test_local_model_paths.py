@@ -27,8 +27,8 @@ def trip_desk():
 
 @pytest.fixture(scope="module")
 def servers():
-    """traccar_servers: 2 tools, so a solver's prompt (its tool schemas) stays short on CPU."""
-    return load_environment(REPO / "domains" / "travel" / "traccar_servers")
+    """traccar_current_servers: 4 tools, so a solver's prompt (its tool schemas) stays short on CPU."""
+    return load_environment(REPO / "domains" / "travel" / "traccar_current_servers")
 
 
 def _record_simulators(monkeypatch) -> list:
