@@ -405,7 +405,7 @@ def internal_ids(spec: EnvSpec, view: GoldView, text: str) -> list[str]:
         rows: list[Any] = [c.get("args") or {}]
         o = view.outputs[i] if i < len(view.outputs) else None
         if isinstance(o, dict):
-            rows += o["items"] if isinstance(o.get("items"), list) else [o]
+            rows += o["items"] if t.kind == ToolKind.list and isinstance(o.get("items"), list) else [o]
         for row in rows:
             for k, v in (row or {}).items() if isinstance(row, dict) else []:
                 if isinstance(v, str) and len(v) >= 3 and id_like(spec, t.entity, fields.get(k) or k):
