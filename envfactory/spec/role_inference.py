@@ -238,6 +238,10 @@ _NAME_RULES: list[tuple[str, FieldRole]] = [
     ),
     (r"(^|_)(logo|image|avatar|icon|photo|picture|thumbnail)$", FieldRole.url),
     (r"(^|_)(username|user_name|login|handle|screen_name)$", FieldRole.username),
+    (
+        r"(^|_)(hostname|host_name|host|domain|domain_name|subdomain|fqdn)($|_(?!id$|ids$))",
+        FieldRole.hostname,
+    ),
     (r"phone|mobile|(^|_)fax($|_)|telephone", FieldRole.phone),
     (r"(^|_)(url|uri|website|link|href|homepage)($|_)|_url$", FieldRole.url),
     (r"country_code|(^|_)country_iso|^iso_country$", FieldRole.country_code),
@@ -361,6 +365,8 @@ def _string_role(entity: str, n: str, ftype: str, description: str, example: Any
             "city": (FieldRole.city, FieldRole.airport_code),
             "airport": (None, FieldRole.airport_code),
             "currency": (None, FieldRole.currency),
+            "zone": (FieldRole.hostname, None),  # a DNS zone is named by its domain
+            "domain": (FieldRole.hostname, None),
         }.get(entity)
         if place is not None and place[0 if n == "name" else 1] is not None:
             return place[0 if n == "name" else 1]
