@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..spec import EnvSpec, FieldType, ToolKind
+from ..spec import EnvSpec, FieldType, ToolKind, names_row, states_value
 from ..text import format_answer
 from .phrasing import ftype, id_like, parse_fact_key, say_value
 
@@ -42,6 +42,7 @@ __all__ = [
     "internal_ids",
     "CONTROL_ARGS",
     "says_answer",
+    "unsayable_facts",
 ]
 
 CONTROL_ARGS = frozenset(
@@ -70,6 +71,9 @@ def value_forms(v: Any, ft: Any = None, fname: str = "") -> set[str]:
             pass
     if isinstance(v, str) and re.fullmatch(r"\d{4}-\d\d-\d\d(T.*)?", v):
         out.add(v[:10])
+        if ft is not None:  # a date of the current year, said without it ('June 3 at 10:00')
+            out.add(say_value(ft, fname, v, int(v[:4])))
+            out.add(say_value(FieldType.date, fname, v[:10], int(v[:4])))
         try:
             out.add(say_value(FieldType.date, fname, v[:10]))
         except (ValueError, TypeError):
@@ -339,9 +343,12 @@ def resolve_targets(spec: EnvSpec, state: Any, facts: dict[str, Any], entity: st
 
 def goal_mismatches(spec: EnvSpec, state: Any, view: GoldView) -> list[str]:
     """Rows a keyed gold call acts on (that exist before the run) which the goal's descriptors do not
-    pick out uniquely: why, per target."""
+    pick out uniquely: why, per target. A row reached from another target's own row ('the traveller
+    of the booking I named': the key is that row's foreign key, not a pick among listed rows) is
+    determined by it and needs no words of its own."""
     out = []
     created: set[Any] = set()
+    determined: set[int] = set()  # steps whose row the goal pins (checked, or reached from one)
     for i, c in enumerate(view.calls):
         try:
             t = spec.tool(c["tool"])
@@ -357,7 +364,13 @@ def goal_mismatches(spec: EnvSpec, state: Any, view: GoldView) -> list[str]:
             continue
         key = (c.get("args") or {}).get(t.key_param.name)
         if key is None or key in created or key not in state.by_pk.get(t.entity, {}):
+            determined.add(i)
             continue
+        src = (c.get("refs") or {}).get(t.key_param.name)
+        if src and src[0] in determined and "items" not in src[1:]:
+            determined.add(i)
+            continue
+        determined.add(i)
         picks = resolve_targets(spec, state, view.facts, t.entity)
         if not picks:
             out.append(f"{c['tool']}: nothing in the goal says which {t.entity} ({key})")
@@ -412,3 +425,27 @@ def internal_ids(spec: EnvSpec, view: GoldView, text: str) -> list[str]:
                     ids.add(v)
     tokens = set(re.findall(r"[A-Za-z0-9_\-]+", text))
     return sorted(v for v in ids if v in tokens)
+
+
+def unsayable_facts(spec: EnvSpec, facts: dict[str, Any]) -> list[str]:
+    """Facts the user states that no person knows or would say (``envfactory.spec.sayable``): a row
+    named by seeded filler, a bookkeeping stamp or a link to the record itself; a new row's detail
+    that is filler or an object. One line per fact: its key and value."""
+    out = []
+    for k, v in facts.items():
+        parsed = parse_fact_key(spec, k)
+        if parsed is None or parsed[0] == "prefer":
+            continue
+        kind, entity, fname = parsed
+        try:
+            ent = spec.entity(entity)
+        except KeyError:
+            continue
+        if not ent.has_field(fname):
+            continue
+        tool = spec.tool(k.split("#", 1)[0].split(".", 1)[0]) if kind == "param" else None
+        naming = tool is None or tool.kind == ToolKind.list
+        ok = names_row(spec, entity, fname) if naming else states_value(spec, entity, fname)
+        if not ok:
+            out.append(f"{k}={str(v)[:40]}")
+    return out
