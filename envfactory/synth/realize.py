@@ -27,7 +27,7 @@ from typing import Any
 from ..graph import GoldResult
 from ..graph.plan import REF, is_ref
 from ..spec import EnvSpec, Persona, SubGoal, ToolKind
-from ..text import format_answer, implausible_count, join_phrases, paraphrases, phrases
+from ..text import format_answer, humanize, implausible_count, join_phrases, paraphrases, phrases
 from .goal_phrases import _goal_phrase, _write_phrase
 from .phrasing import (
     describe,
@@ -376,18 +376,24 @@ class _Realizer:
         setup_bits = self._setup_bits(anc, used_setup, ctx_ents)
         ctx = ""
         if ctx_ents:
-            ctx = self.rng.choice(paraphrases("links")) + self.rng.choice(paraphrases("links")).join(
-                describe(
-                    spec,
-                    _ent_of(e),
-                    self._efacts(e) if e not in described else [],
-                    "the",
-                    self.extra_phrase.get(_ent_of(e), "") if e not in described else "",
-                    self.rng,
-                    doc_words=True,
+            pieces = []
+            for e in ctx_ents[:3]:
+                if e in described:
+                    # said before: 'that booking' pins it, and with it the rows it hangs from
+                    pieces.append(f"that {humanize(_ent_of(e))}")
+                    break
+                pieces.append(
+                    describe(
+                        spec,
+                        _ent_of(e),
+                        self._efacts(e),
+                        "the",
+                        self.extra_phrase.get(_ent_of(e), ""),
+                        self.rng,
+                        doc_words=True,
+                    )
                 )
-                for e in ctx_ents[:3]
-            )
+            ctx = self.rng.choice(paraphrases("links")) + self.rng.choice(paraphrases("links")).join(pieces)
             described.update(ctx_ents[:3])
         own = self._efacts(inst_of[g]) if inst_of[g] not in described else []
         described.add(inst_of[g])
