@@ -156,10 +156,12 @@ every required fact as a value).
 
 1. Tasks: intent-first plans (find and report; change one's own thing; create with references looked up;
    cancel or refund under a precondition; compare and choose; errands on related rows) sampled on each
-   environment's tool graph and executed on a fresh session (gold calls, outputs, final state), realized
-   as a request in a person's words with a persona who holds some facts back until asked, split into
-   sub-goals (one per user turn), with a verifiable reward spec. A task is dropped when a gold argument
-   has no provenance, a gold call is not needed, or the goal's words do not pick the rows the gold run acts on.
+   environment's tool graph, document by document, and executed on a fresh session (gold calls, outputs,
+   final state), realized as a request in a person's words with a persona who holds some facts back until
+   asked, split into sub-goals (one per user turn), with a verifiable reward spec. Rows are named by what a
+   person knows (a name, an email, a date; never seeded filler, a bookkeeping stamp or a link to the record).
+   A task is dropped when a gold argument has no provenance, a gold call is not needed, the goal's words do
+   not pick the rows the gold run acts on, or the user would have to say something no person says.
 2. Rollouts: {_how_policy(method)}
    Tool calls ran against live environment sessions ({method.get("via", "in-process")}).
 3. Verification: every row replayed; {method.get("replay_failures", 0)} failed the replay and were dropped;
