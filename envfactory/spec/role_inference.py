@@ -252,8 +252,9 @@ _NAME_RULES: list[tuple[str, FieldRole]] = [
         FieldRole.airport_code,
     ),
     (r"currency", FieldRole.currency),
-    (r"(^|_)(address|street|address_line\d?|line\d)($|_)", FieldRole.address),
+    # a postcode before an address: 'patient_address_postalcode' holds a postcode
     (r"postal|(^|_)zip|postcode", FieldRole.postcode),
+    (r"(^|_)(address|street|address_line\d?|line\d)($|_)", FieldRole.address),
     (r"(^|_)(province|region|county|state)$", FieldRole.region),
     (r"(^|_)(lat|latitude)$", FieldRole.latitude),
     (r"(^|_)(lon|lng|long|longitude)$", FieldRole.longitude),

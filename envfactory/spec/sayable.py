@@ -73,6 +73,7 @@ _STAMP = re.compile(
     r"^(updated|modified|deleted|synced|sync|indexed|etag|revision|version|row_version|touched|"
     r"last_(access|accessed|seen|login|modified|update|updated|sync|synced|used|activity|active))"
     r"(_(at|on|time|date|timestamp|token|by))?$|_(updated|modified|synced)(_(at|on|time))?$"
+    r"|(^|_)(modified|updated)_time(_millis|_nanos|_ns|_ms)?$"
 )
 # Request controls and paging that leaked into a row: no person describes a row by them.
 _CONTROL = re.compile(
@@ -130,7 +131,7 @@ def _names(entity: EntitySpec, f: FieldSpec) -> bool:
     if _identifier(entity, f) or f.type in (FieldType.object, FieldType.array):
         return False
     name = f.name.lower()
-    if _CONTROL.match(name) or is_stamp(name):
+    if _CONTROL.search(name) or is_stamp(name):
         return False
     role = entity.role_of(f)
     if role == FieldRole.url:
@@ -146,7 +147,7 @@ def _states(entity: EntitySpec, f: FieldSpec) -> bool:
     if _identifier(entity, f) or f.type in (FieldType.object, FieldType.array):
         return False
     name = f.name.lower()
-    if _CONTROL.match(name) or is_stamp(name):
+    if _CONTROL.search(name) or is_stamp(name):
         return False
     role = entity.role_of(f)
     if role is not None:

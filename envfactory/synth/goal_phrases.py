@@ -192,7 +192,11 @@ def _list_phrase(
         if ctx.startswith(one):
             ctx = many_form + ctx[len(one) :]
             break
-    if items and len(items) <= 3 and not (out or {}).get("has_more"):
+    # a count or a per-row answer is about every listed row: only when the words describe them all
+    # (a detail that singles out one of them for a later step is not a filter: 'how many changes
+    # with token X' must not count the rows without it)
+    every = all(it.get(f) == v for f, v in own for it in items)
+    if items and len(items) <= 3 and not (out or {}).get("has_more") and every:
         disp = _list_answer_field(spec, t.entity, items, {f for f, _ in own}, stated)
         if disp:
             tell = rng.choice(paraphrases("tell_me")).format(

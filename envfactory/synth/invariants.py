@@ -360,7 +360,10 @@ def goal_mismatches(spec: EnvSpec, state: Any, view: GoldView) -> list[str]:
             if isinstance(o, dict):
                 created.add(o.get(spec.entity(t.entity).primary_key))
             continue
-        if t.kind == ToolKind.list or t.key_param is None:
+        if t.kind == ToolKind.list:
+            out.extend(_count_mismatches(spec, view, i, t))
+            continue
+        if t.key_param is None:
             continue
         key = (c.get("args") or {}).get(t.key_param.name)
         if key is None or key in created or key not in state.by_pk.get(t.entity, {}):
@@ -378,6 +381,24 @@ def goal_mismatches(spec: EnvSpec, state: Any, view: GoldView) -> list[str]:
             sizes = "/".join(str(len(p)) for p in picks)
             out.append(f"{c['tool']}: the goal's words pick {sizes} {t.entity} row(s), not just {key}")
     return out
+
+
+def _count_mismatches(spec: EnvSpec, view: GoldView, i: int, t: Any) -> list[str]:
+    """A count the goal asks for ('how many changes with token X') over listed rows that its words do
+    not all describe: the look-up did not filter by what the user said, so the count is of other rows."""
+    o = view.outputs[i] if i < len(view.outputs) else None
+    items = o.get("items") if isinstance(o, dict) else None
+    if not isinstance(items, list) or str(len(items)) not in {str(f).strip() for f in view.required}:
+        return []
+    for k, v in view.facts.items():
+        parsed = parse_fact_key(spec, k)
+        if parsed is None or parsed[0] != "entity" or parsed[1] != t.entity:
+            continue
+        if any(isinstance(it, dict) and it.get(parsed[2]) != v for it in items):
+            return [
+                f"{t.name}: the goal counts {t.entity} rows with {parsed[2]}={v!r}, not every listed row has it"
+            ]
+    return []
 
 
 def _parent_mismatches(

@@ -114,7 +114,7 @@ def test_hostname_role_is_inferred_and_seeded_as_a_domain_name():
 def test_every_seeded_hostname_has_the_shape_of_one():
     from envfactory.graph.state import StateIndex
 
-    env = load_environment(REPO / "domains" / "utilities" / "utilities_zones_and_metadata")
+    env = load_environment(REPO / "domains" / "utilities" / "power_dns_authoritative")
     with env.new_session() as s:
         names = [r["name"] for r in StateIndex(env.spec, s).rows["zone"] if r["name"]]
     assert names and all(re.fullmatch(r"([a-z0-9-]+\.)+[a-z]{2,}", n) for n in names), names[:5]

@@ -269,3 +269,29 @@ def test_refusals_are_requests_no_tool_serves(env):
 def test_a_skipped_check_is_reported_as_not_run(env, built):
     findings = run_checks(built.tasks[0], env, NgramIndex(), None)
     assert {f.check for f in findings if not f.ran} == {"resolves", "decontaminated"}
+
+
+def test_a_count_over_rows_the_words_do_not_describe_is_a_mismatch(env, state):
+    # 'how many bookings with status X does this traveller have' answered by counting every booking
+    t = next(
+        t
+        for t in state.rows["traveler"]
+        if len({b["status"] for b in state.rows["booking"] if b["traveler_id"] == t["traveler_id"]}) > 1
+    )
+    mine = [b for b in state.rows["booking"] if b["traveler_id"] == t["traveler_id"]]
+    calls = [
+        {"tool": "search_travelers", "args": {"email": t["email"]}, "refs": {}},
+        {
+            "tool": "list_bookings",
+            "args": {"traveler_id": t["traveler_id"]},
+            "refs": {"traveler_id": [0, "items", 0, "traveler_id"]},
+        },
+    ]
+    facts = {"traveler.email": t["email"], "booking.status": mine[0]["status"]}
+    bad = goal_mismatches(env.spec, state, _view(env, calls, facts, required=[str(len(mine))]))
+    assert bad and "counts booking rows" in bad[0]
+    # the same count without a detail some of the counted rows lack is fine
+    assert (
+        goal_mismatches(env.spec, state, _view(env, calls, {"traveler.email": t["email"]}, [str(len(mine))]))
+        == []
+    )
