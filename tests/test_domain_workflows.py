@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from envfactory.runtime import Environment, load_environment
-from envfactory.spec import FieldType, ToolKind, parse_spec
+from envfactory.spec import FieldType, ToolKind, parse_spec, tool_input_schema
 
 from .conftest import REPO
 
@@ -142,8 +142,9 @@ class Agent:
         return None
 
     def list_all(self, tool, args: dict[str, Any]):
-        """Every page of a list call (an agent pages on when has_more says so)."""
-        names = {p.name for p in tool.params}
+        """Every page of a list call (an agent pages on when has_more says so). Paging is in every list
+        tool's input schema (the runtime adds limit/offset where the document names none)."""
+        names = set(tool_input_schema(tool)["properties"])
         offset = 0
         for _ in range(MAX_PAGES):
             page_args = dict(args)

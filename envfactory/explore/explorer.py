@@ -461,7 +461,14 @@ def _assemble(
         entities = annotate_entities(entities, ents)  # field roles and constraints (explore.seeding)
         probe = EnvSpec(name=name, domain=domain, entities=entities, tools=tools)
         entity_order(probe)
-        recipe = seed_recipe(probe.entities, ents, seed=seed, clock=DEFAULT_CLOCK, scale=row_scale)
+        recipe = seed_recipe(
+            probe.entities,
+            ents,
+            seed=seed,
+            clock=DEFAULT_CLOCK,
+            scale=row_scale,
+            written={t.entity for t in tools if t.writes},
+        )
         for one in probe.entities:  # a singleton is one row, or one per parent row (as the runtime seeds it)
             if one.singleton and one.name in recipe.entities:
                 parent = recipe.entities.get(one.parent or "")

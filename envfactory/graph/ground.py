@@ -224,6 +224,9 @@ class Grounder:
         if ids and (not chosen or self.rng.random() < self.config.p_id_filter) and ids[0] in rest:
             chosen.append(ids[0])
             rest.remove(ids[0])
+        for p in [p for p in rest if p.required]:  # a list scoped by its parent takes that parent
+            chosen.append(p)
+            rest.remove(p)
         # add filters until the row should be on the first page (saves dry runs)
         while rest and self._estimate(chosen, ids, entity, row) > lt.page_size:
             chosen.append(rest.pop(0))

@@ -46,7 +46,7 @@ from .roles import (
     is_person_entity,
     realistic_range,
 )
-from .sayable import is_filler, is_stamp, names_row, states_value
+from .sayable import identifiable, is_filler, is_stamp, names_row, states_value
 from .schema import (
     DATE_PATTERN,
     DATETIME_PATTERN,
@@ -64,6 +64,7 @@ __all__ = [
     "states_value",
     "is_stamp",
     "is_filler",
+    "identifiable",
     "DATE_PATTERN",
     "DATETIME_PATTERN",
     "compare",

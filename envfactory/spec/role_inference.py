@@ -336,6 +336,8 @@ def infer_role(
         return FieldRole.label
     if t in ("integer", "number"):
         return _number_role(n)
+    if n == "summary" and "description" in siblings:
+        return FieldRole.title  # a summary beside a description is the title (Google's calendars, events)
     return _string_role(entity, n, ftype, description, example)
 
 

@@ -25,9 +25,9 @@ from .role_vocab import FieldRole
 from .seed_defaults import default_generator
 
 if TYPE_CHECKING:
-    from .model import EnvSpec, GeneratorSpec
+    from .model import EnvSpec, GeneratorSpec  # noqa: F401 (GeneratorSpec: annotations)
 
-__all__ = ["names_row", "states_value", "is_stamp", "is_filler"]
+__all__ = ["names_row", "states_value", "is_stamp", "is_filler", "identifiable"]
 
 # Roles whose values a person knows and says to name a row.
 _NAMING = frozenset(
@@ -98,10 +98,42 @@ def _generator(spec: EnvSpec, entity: EntitySpec, f: FieldSpec) -> GeneratorSpec
 def is_filler(spec: EnvSpec, entity: EntitySpec, f: FieldSpec) -> bool:
     """Whether the seeder fills this field with catch-phrases ('Synergized empowering open
     architecture'): its fallback for a string it could not place. Nothing a person knows."""
-    g = _generator(spec, entity, f)
+    return _filler_gen(_generator(spec, entity, f))
+
+
+def _filler_gen(g: GeneratorSpec) -> bool:
     while g.kind == "null_or" and g.inner is not None:
         g = g.inner
     return g.kind == "faker" and g.provider == "catch_phrase"
+
+
+# Roles whose values tell one row from the next (a name, an email, a date), not a few shared words
+_TELLING = _NAMING - {
+    FieldRole.label,
+    FieldRole.status,
+    FieldRole.currency,
+    FieldRole.country,
+    FieldRole.country_code,
+    FieldRole.rating,
+    FieldRole.quantity,
+    FieldRole.percentage,
+    FieldRole.duration,
+    FieldRole.time,
+}
+
+
+def identifiable(entity: EntitySpec, generators: dict[str, GeneratorSpec], clock: dt.datetime) -> bool:
+    """Whether a person could tell this entity's rows apart by what they know: some field a request
+    names a row by holds values that differ from row to row (a name, an email, a domain, a date),
+    with ``generators`` the seed recipe's explicit ones. A server known only by its links and type
+    is not: a person has one."""
+    for f in entity.fields:
+        g = generators.get(f.name) or default_generator(entity, f, clock)
+        if _filler_gen(g) or not _names(entity, f):
+            continue
+        if entity.role_of(f) in _TELLING:
+            return True
+    return False
 
 
 def _cached(spec: EnvSpec, entity: EntitySpec) -> tuple[frozenset[str], frozenset[str]]:

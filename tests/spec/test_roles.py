@@ -34,6 +34,7 @@ R = FieldRole
         ("appointment", "patient_address_postalcode", "string", {}, R.postcode),
         ("app", "hostname_alias", "string", {}, R.hostname),
         ("zone", "name", "string", {}, R.hostname),
+        ("calendar", "summary", "string", {"siblings": ["summary", "description"]}, R.title),
         ("flight", "origin", "string", {}, R.airport_code),
         ("customer", "email", "string", {}, R.email),
         ("customer", "phone", "string", {}, R.phone),
