@@ -72,14 +72,18 @@ def _purpose(description: str) -> str | None:
         verb = verb[:-1]  # 'Returns a list' -> 'return a list'
     if verb in ("this", "the", "a", "an", "returns", "return", "endpoint", "api"):
         return None
-    return f"{verb} {rest[:1].lower() + rest[1:]}".strip()
+    said = f"{verb} {rest[:1].lower() + rest[1:]}".strip()
+    return re.sub(r"\b(a) (?=[aeio])", r"\1n ", said)  # 'delete an appointment' (documents say 'a')
+
+
+_PAGING = {"limit", "offset", "page", "page_size", "per_page", "cursor", "sort_by", "sort_order", "order"}
 
 
 def _say_args(args: dict[str, Any]) -> str:
     bits = [
         f"{_words(k)} {format_plain(v)}"
         for k, v in args.items()
-        if v not in (None, [], {}) and not isinstance(v, (dict,))
+        if v not in (None, [], {}) and not isinstance(v, (dict,)) and k not in _PAGING
     ][:3]
     return (" with " + ", ".join(bits)) if bits else ""
 
