@@ -135,9 +135,12 @@ class TopologySampler:
         # aim only in the window's last stretch: two plans per missing tool, plus slack
         return due if due and left <= 2 * len(due) + 10 else []
 
-    def goal_weights(self) -> list[tuple[EnvContext, ToolSpec, float]]:
+    def goal_weights(self, group: str | None = None) -> list[tuple[EnvContext, ToolSpec, float]]:
+        """(context, tool, weight) of every goal tool, or of one document's (``group``)."""
         out = []
         for c in self.ctxs:
+            if group is not None and self._group[c.name] != group:
+                continue
             for t in c.spec.tools:
                 k = (c.name, t.name)
                 n = self.coverage.tools[k] + self.coverage.attempts[k]
@@ -149,12 +152,17 @@ class TopologySampler:
     ) -> tuple[EnvContext, ToolSpec]:
         """A goal tool: first a document (each equally likely), then one of its tools, weighted
         toward the tools used least."""
-        cands = [(c, t, w) for c, t, w in self.goal_weights() if (c.name, t.name) not in exclude]
-        if not cands:
+        groups = sorted(
+            {
+                self._group[c.name]
+                for c in self.ctxs
+                if any((c.name, t.name) not in exclude for t in c.spec.tools)
+            }
+        )
+        if not groups:
             raise SampleError("every tool failed to ground; is the environment empty?")
-        groups = sorted({self._group[c.name] for c, _, _ in cands})
         group = groups[0] if len(groups) == 1 else self.rng.choice(groups)  # one document: no draw
-        cands = [x for x in cands if self._group[x[0].name] == group]
+        cands = [(c, t, w) for c, t, w in self.goal_weights(group) if (c.name, t.name) not in exclude]
         due = set(self._window_due(exclude, group)) if use_window else set()
         if due:
             cands = [x for x in cands if (x[0].name, x[1].name) in due]

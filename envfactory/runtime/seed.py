@@ -349,7 +349,10 @@ def _close_diamonds(
     """A row that points at a parent X and at a row Y that itself points at X points at the same X
     twice: a course work's topic is a topic of the course work's own course. Y is re-drawn among
     X's own (or cleared when X has none and it may be empty)."""
-    fks = [f for f in ent.fields if f.ref and f.ref != ent.name]
+    # a unique key is drawn once per row on purpose: re-drawing it could repeat one
+    fks = [
+        f for f in ent.fields if f.ref and f.ref != ent.name and not f.unique and f.name != ent.primary_key
+    ]
     for fy in fks:
         y_ent = spec.entity(fy.ref or "")
         for fx in fks:
@@ -372,8 +375,8 @@ def _close_diamonds(
                     row[fy.name] = pool[rng.randrange(len(pool))]
                 elif fy.nullable:
                     row[fy.name] = None
-                else:
-                    row[fx.name] = y_up.get(y)
+                elif y_up.get(y) is not None:
+                    row[fx.name] = y_up[y]
 
 
 def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..spec import EnvSpec, FieldType, ToolKind, names_row, states_value
@@ -139,23 +140,42 @@ def arg_provenance(spec: EnvSpec, view: GoldView, words: str) -> list[tuple[int,
     text = canon(words)
     nums = _numbers(text)
     out: list[tuple[int, str, str]] = []
-    seen: set[str] = set()
+    seen = _Seen(view.outputs)
     for i, c in enumerate(view.calls):
         try:
             t = spec.tool(c["tool"])
         except KeyError:
             continue
         refs = c.get("refs") or {}
+        seen.upto = i
         for name, v in (c.get("args") or {}).items():
             out.append((i, name, _provenance(spec, t, name, v, refs, text, nums, seen, i)))
-        for s in _scalars(view.outputs[i] if i < len(view.outputs) else None):
-            seen.add(canon(format_answer(s)).strip())
-            seen.add(canon(str(s)).strip())
     return out
 
 
+class _Seen:
+    """The spoken forms of every value the outputs before call ``upto`` hold, read only when an
+    argument was not said (most are, or come by reference), and each output once."""
+
+    def __init__(self, outputs: list[Any]):
+        self.outputs, self.upto, self._read = outputs, 0, 0
+        self._forms: set[str] = set()
+
+    def __and__(self, forms: set[str]) -> set[str]:
+        while self._read < min(self.upto, len(self.outputs)):
+            for s in _scalars(self.outputs[self._read]):
+                self._forms.update(_scalar_forms(s))
+            self._read += 1
+        return forms & self._forms
+
+
+@lru_cache(maxsize=100_000, typed=True)
+def _scalar_forms(s: Any) -> tuple[str, str]:
+    return canon(format_answer(s)).strip(), canon(str(s)).strip()
+
+
 def _provenance(
-    spec: EnvSpec, t: Any, name: str, v: Any, refs: dict, text: str, nums: list[float], seen: set[str], i: int
+    spec: EnvSpec, t: Any, name: str, v: Any, refs: dict, text: str, nums: list[float], seen: _Seen, i: int
 ) -> str:
     r = refs.get(name)
     if r and isinstance(r[0], int) and r[0] < i:
@@ -173,7 +193,7 @@ def _provenance(
         forms = value_forms(x, ft, fname)
         if has_value(text, forms):
             kinds.append("said")
-        elif forms & seen:
+        elif seen & forms:
             kinds.append("seen")
         elif p.default is not None and x == p.default:
             kinds.append("default")
