@@ -30,6 +30,7 @@ from .shapes import (
     names_attribute,
     overwrites,
     refuse,
+    says_creates,
     singleton_plan,
     summary_verb,
 )
@@ -333,6 +334,18 @@ def plan_operation(op: Operation) -> OpPlan:
 def _plan_item(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan:
     """``/xs/{id}``: get, update or delete of one x (a POST documented as a create is a create)."""
     op, m, last = plan.op, plan.op.method, segs[-1][1]
+    if (
+        len(segs) >= 3
+        and [k for k, _ in segs[-3:]] == ["s", "p", "p"]
+        and not VERSION_SEGMENT.match(segs[-3][1])
+    ):
+        # /checkout/{tenant}/{checkoutId}: a scope, then the id of the row the collection holds
+        scope, entity = segs[-2][1], entity_name(segs[-3][1])
+        own = snake(last) in ("id", "uuid") or snake(last).startswith(f"{entity}_")
+        if own and not _names_row(scope, entity):  # (not /reactions/{emoji_name}/{user_id})
+            segs = [*segs[:-2], segs[-1]]
+            plan.parents = [x for x in plan.parents if x[0] != scope]
+            plan.parents.append((last, entity))  # dropped below, as the item's own pair
     if len(segs) < 2 or segs[-2][0] != "s":
         return OpPlan(op=op, reason="item path without a collection")
     plan.entity = entity_name(segs[-2][1])
@@ -463,7 +476,13 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
     rest = word.split("_", 1)[1] if "_" in word else ""
     if head in ("get", "list", "search", "find", "fetch", "retrieve") and rest and m in ("get", "post"):
         return _read_verb_path(plan, head, rest)  # POST /get_club {"club_id": ...}
-    if m in ("post", "put") and head in VERB_PATH_HEADS and "_" in word and action_rule(word) is None:
+    if (
+        m in ("post", "put")
+        and head in VERB_PATH_HEADS
+        and "_" in word
+        and action_rule(word) is None
+        and not (m == "post" and says_creates(op))  # POST /test_clocks "Creates a new test clock"
+    ):
         plan.reason = (
             f"{word!r} is an operation (a verb), not a resource: it names no stored row "
             f"and its result is computed"

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "summary_verb",
+    "says_creates",
     "answers_list",
     "answers_object",
     "id_param",
@@ -158,6 +159,19 @@ def summary_verb(op: Operation) -> str | None:
     if head in _CREATE_HEADS:
         return "create"
     return None
+
+
+_CREATES = re.compile(r"^(<p>|\s)*(creates?|adds?)\s+(a|an|one|the|new)\b", re.I)
+
+
+def says_creates(op: Operation) -> bool:
+    """The document says the operation creates one thing: its summary (else its description)
+    opens with "Creates a ..." (Stripe ``POST /v1/test_helpers/test_clocks`` "Creates a new test
+    clock"), or its dotted operationId ends in ``.create`` (Gmail ``...settings.sendAs.create``)."""
+    text = (op.summary or "").strip() or (op.description or "").strip()
+    if _CREATES.match(text):
+        return True
+    return (op.operation_id or "").rsplit(".", 1)[-1].lower() in ("create", "insert")
 
 
 def _schema(op: Operation) -> Any:
