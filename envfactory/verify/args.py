@@ -319,18 +319,18 @@ def _key_row(ctx: _Ctx, literal: list[tuple[str, Condition]]) -> dict[str, Any]:
                     )
     conds = literal if tool.kind != ToolKind.get else []
     rows = ctx.pick_rows(ent, conds, 1, extra)
-    if not rows and extra:
-        rows = _fresh_unreferenced(ctx, conds, extra)
+    if not rows and (extra or conds):
+        rows = _fresh_row(ctx, conds, extra)
     if not rows:
         raise _NoCall
     return rows[0]
 
 
-def _fresh_unreferenced(
-    ctx: _Ctx, conds: list[tuple[str, Condition]], extra: list[str]
-) -> list[dict[str, Any]]:
-    """Every seeded row is referenced (a parent of every child): create one through the
-    entity's own create tool, which nothing references yet, so the delete has a row to remove."""
+def _fresh_row(ctx: _Ctx, conds: list[tuple[str, Condition]], extra: list[str]) -> list[dict[str, Any]]:
+    """No seeded row is in the state the call needs (a delete: every row is referenced; Resend's
+    verify_domain: no domain is 'pending'): create one through the entity's own create tool, as
+    an agent would, and address it when it is in that state (nothing references a new row yet;
+    a create may set the status an action starts from)."""
     ent = ctx.ent
     for t in ctx.spec.tools:
         if t.kind != ToolKind.create or t.entity != ent.name:
