@@ -32,6 +32,7 @@ from ..spec import (
 from .entities import EntityDraft, cap_fields, infer_entities, link_entities
 from .item_verbs import resolve_item_verbs
 from .naming import env_name, is_ident, plural, snake
+from .no_state import documents_nothing
 from .resources import plan_operation
 from .seeding import annotate_entities, seed_recipe
 from .singletons import finish_singleton_tools, shape_singletons, singleton_head, unify_singleton_paths
@@ -137,6 +138,11 @@ def _explore_graph(
     excluded += [ExcludedOp(p.source, p.op.key, p.reason) for p in plans if p.reason is not None]
     plans = [p for p in plans if p.reason is None]
     ents = infer_entities(plans, docs, warnings)
+    silent = documents_nothing(plans, ents)
+    if silent:  # nextnumber, ping, pay_all: nothing documented to store or read back
+        excluded += [ExcludedOp(p.source, p.op.key, why) for p, why in silent]
+        plans = [p for p in plans if p.reason is None]
+        ents = infer_entities(plans, docs, warnings)
     singles = shape_singletons(ents, plans)
     before = [(p.kind, p.entity) for p in plans]
     dropped = resolve_item_verbs(plans, ents)

@@ -34,6 +34,7 @@ from .shapes import (
     singleton_plan,
     summary_verb,
 )
+from .verb_paths import account_endpoint, acts_on_named_rows, plan_bulk_verb
 
 __all__ = ["OpPlan", "plan_operation", "PAGING_PARAMS", "SEARCH_WORDS"]
 
@@ -281,6 +282,9 @@ def plan_operation(op: Operation) -> OpPlan:
     if not statics:
         return OpPlan(op=op, reason="path names no resource")
     plan = OpPlan(op=op, parents=_parents(segs))
+    why = account_endpoint(plan, statics)
+    if why is not None:
+        return refuse(plan, why)
     m = op.method
     last_kind, last = segs[-1]
     if last_kind == "p":
@@ -476,6 +480,8 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
     rest = word.split("_", 1)[1] if "_" in word else ""
     if head in ("get", "list", "search", "find", "fetch", "retrieve") and rest and m in ("get", "post"):
         return _read_verb_path(plan, head, rest)  # POST /get_club {"club_id": ...}
+    if plan_bulk_verb(plan, word, prev) is not None:
+        return plan  # POST /customers/bulk-retrieve {customer_ids}: a list by id, not a create
     if (
         m in ("post", "put")
         and head in VERB_PATH_HEADS
@@ -508,6 +514,8 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         elif prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":
             # POST /x/{x_id}/word: a sub-resource, or a verb the table lacks; item_verbs.py decides
             plan.word, plan.item = word, (entity_name(segs[-3][1]), prev[1])
+        elif (named := acts_on_named_rows(plan)) is not None:
+            return refuse(plan, named)  # POST /invoices/fresh?ids=... "Regenerate pdf ..."
     elif m in ("put", "patch"):
         key = id_param(op, plan.entity)
         bulk = bulk_item_key(op, plan.entity) if key is None and not overwrites(op, segs) else None

@@ -1,0 +1,93 @@
+"""Path words that are verbs on rows the request names, read with the request and the answer.
+
+- ``POST /v2/customers/bulk-retrieve {customer_ids}`` reads the customers those ids name: a
+  list filtered by id, not a create of a ``bulk_retrieve`` row; ``POST .../bulk-delete
+  {customer_ids}`` deletes them (one id per call, as any bulk delete);
+- ``POST /apps/{appId}/invoices/fresh?ids=...`` "Regenerate pdf and recalcul amounts of invoice"
+  acts on the invoices its ``ids`` name: no ``fresh`` is stored;
+- ``POST /sendpassword``, ``POST /changepassword``, ``POST /register {email, password}``: account
+  and password endpoints of the caller, authentication rather than rows of the API.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .naming import entity_name, snake
+from .shapes import RPC_VERBS, says_creates, summary_verb
+
+if TYPE_CHECKING:
+    from .resources import OpPlan
+
+__all__ = ["plan_bulk_verb", "acts_on_named_rows", "account_endpoint"]
+
+_GLUED = ("bulk", "batch")
+_BATCH_VERBS = {*RPC_VERBS, "upsert", "change", "publish", "swap", "ban", "modify", "move", "assign"}
+
+
+def _ids_param(plan: OpPlan, entity: str | None = None) -> str | None:
+    """The body/query parameter listing row ids: a required ``ids``/``*_ids``; with ``entity``, one
+    naming that entity's rows (``customer_ids``, ``team_member_ids`` for team-member booking
+    profiles, a generic ``ids``/``object_ids``), required or not."""
+    for p in plan.op.parameters:
+        n = snake(p.name)
+        if p.location not in ("body", "query") or not (n == "ids" or n.endswith("_ids")):
+            continue
+        if entity is None and p.required:
+            return p.name
+        if entity is not None and (n in ("ids", "object_ids") or entity.startswith(n[: -len("_ids")])):
+            return p.name
+    return None
+
+
+def plan_bulk_verb(plan: OpPlan, word: str, prev: tuple[str, str] | None) -> OpPlan | None:
+    """``bulk-retrieve`` / ``batch-delete`` on a collection with a list of the rows' ids: a list
+    filtered by those ids, or a bulk delete (one id per call). Any other ``bulk-``/``batch-`` word
+    writes many rows at once and is excluded as a ``/batch`` segment is; None for other words."""
+    parts = word.split("_")
+    if len(parts) < 2 or parts[0] not in _GLUED or parts[1] not in _BATCH_VERBS:
+        return None  # (BigCommerce bulk-pricing-rules: a resource)
+    rest = "_".join(parts[2:])
+    noun = rest or (prev[1] if prev is not None and prev[0] == "s" else "")
+    ids = _ids_param(plan, entity_name(noun)) if noun else None
+    if ids is None or plan.op.method != "post" or RPC_VERBS.get(parts[1]) not in ("get", "list", "delete"):
+        # bulk-create, batch-upsert, bulk-swap-plan: many rows at once (as a /batch segment is)
+        plan.reason = "batch endpoint (the single-item operations cover it)"
+        return plan
+    plan.entity = entity_name(noun)
+    if RPC_VERBS[parts[1]] == "delete":
+        plan.kind, plan.key_param, plan.bulk = "delete", ids, True
+    else:
+        plan.kind, plan.qualifier = "list", "by_ids"
+    return plan
+
+
+def acts_on_named_rows(plan: OpPlan) -> str | None:
+    """Why a POST on a collection that names rows by a required ``ids`` list, and does not say it
+    creates one, is no create (Sinao ``/invoices/fresh?ids=`` "Regenerate pdf ..."); else None."""
+    ids = _ids_param(plan)
+    if ids is None or plan.op.method != "post" or says_creates(plan.op) or summary_verb(plan.op) == "create":
+        return None
+    what = (plan.op.summary or "").strip().rstrip(".") or f"POST {plan.op.path}"
+    return f"{what!r} acts on the rows its {ids!r} names; it stores no {plan.entity.replace('_', ' ')} of its own"
+
+
+_ACCOUNT_WORDS = re.compile(r"(password|passwd|signup|sign_up|register)$")
+
+
+def account_endpoint(plan: OpPlan, words: list[str]) -> str | None:
+    """Why a password or sign-up endpoint of the caller is excluded (``/sendpassword``,
+    ``/changepassword``, ``/register {email, password}``, ``/invite/{accessToken}/register``);
+    None when the path names a stored row (``PUT /users/{id}/password`` sets a user's password)."""
+    op = plan.op
+    if op.method != "post" or not words:
+        return None
+    last = snake(words[-1])
+    rows = [p for p in op.parameters if p.location == "path" and "token" not in snake(p.name)]
+    sent = {snake(p.name) for p in op.parameters if p.location in ("query", "body")}
+    if rows or not _ACCOUNT_WORDS.search(last):
+        return None
+    if "password" in last or "password" in sent:
+        return "authentication/session endpoint (the caller's password or sign-up)"
+    return None

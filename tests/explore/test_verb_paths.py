@@ -1,0 +1,184 @@
+"""Path words that are verbs on rows the request names (explore/verb_paths.py). Each fixture
+is cut down from a real document: Square Connect (corpus), Sinao 1.1.0 (resources/finance)."""
+
+from __future__ import annotations
+
+import pytest
+
+from envfactory.explore import explore, plan_operation
+
+from .conftest import body, ok, openapi, path_param, ref
+
+CUSTOMER = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "given_name": {"type": "string"},
+        "email_address": {"type": "string"},
+    },
+}
+
+
+def _ids_body(name: str) -> dict:
+    return body(
+        {
+            "type": "object",
+            "required": [name],
+            "properties": {name: {"type": "array", "items": {"type": "string"}}},
+        }
+    )
+
+
+def _square() -> dict:
+    listing = {"type": "object", "properties": {"customers": {"type": "array", "items": ref("Customer")}}}
+    return {
+        "/v2/customers": {
+            "get": {"summary": "ListCustomers", "responses": ok(listing)},
+            "post": {
+                "summary": "CreateCustomer",
+                "requestBody": body(ref("Customer")),
+                "responses": ok(ref("Customer")),
+            },
+        },
+        "/v2/customers/{customer_id}": {
+            "parameters": [path_param("customer_id")],
+            "get": {"summary": "RetrieveCustomer", "responses": ok(ref("Customer"))},
+        },
+        "/v2/customers/bulk-retrieve": {
+            "post": {
+                "summary": "BulkRetrieveCustomers",
+                "description": "Retrieves multiple customer profiles.",
+                "requestBody": _ids_body("customer_ids"),
+                "responses": ok({"type": "object", "properties": {"responses": {"type": "object"}}}),
+            }
+        },
+        "/v2/customers/bulk-delete": {
+            "post": {
+                "summary": "BulkDeleteCustomers",
+                "description": "Deletes multiple customer profiles.",
+                "requestBody": _ids_body("customer_ids"),
+                "responses": ok({"type": "object", "properties": {"responses": {"type": "object"}}}),
+            }
+        },
+        "/v2/customers/bulk-create": {
+            "post": {
+                "summary": "BulkCreateCustomers",
+                "requestBody": body(
+                    {
+                        "type": "object",
+                        "required": ["customers"],
+                        "properties": {"customers": {"type": "object"}},
+                    }
+                ),
+                "responses": ok({"type": "object", "properties": {"responses": {"type": "object"}}}),
+            }
+        },
+    }
+
+
+def test_glued_bulk_verbs_read_and_delete_the_rows_their_ids_name():
+    # Square: POST /v2/customers/bulk-retrieve and /bulk-delete {customer_ids} used to be creates
+    # of invented ``bulk_retrieve`` and ``bulk_delete`` rows; bulk-create writes many rows at once
+    doc = openapi(_square(), {"Customer": CUSTOMER})
+    plans = {op.key: plan_operation(op) for op in doc.operations}
+    got = {k: (p.kind, p.entity, p.key_param, p.reason) for k, p in plans.items() if "bulk" in k}
+    assert got == {
+        "POST /v2/customers/bulk-retrieve": ("list", "customer", None, None),
+        "POST /v2/customers/bulk-delete": ("delete", "customer", "customer_ids", None),
+        "POST /v2/customers/bulk-create": (
+            None,
+            "bulk_create",
+            None,
+            "batch endpoint (the single-item operations cover it)",
+        ),
+    }
+    res = explore(doc, domain="d")
+    tools = {t.source: t for e in res.envs for t in e.tools}
+    read = tools["POST /v2/customers/bulk-retrieve"]
+    assert [(p.name, p.field, p.op) for p in read.params] == [("customer_ids", "id", "in")]
+    assert tools["POST /v2/customers/bulk-delete"].kind.value == "delete"
+
+
+def test_a_noun_after_bulk_is_a_resource():
+    # BigCommerce: /catalog/products/{product_id}/bulk-pricing-rules (volume discount rules)
+    doc = openapi(
+        {
+            "/catalog/products/{product_id}/bulk-pricing-rules": {
+                "parameters": [path_param("product_id")],
+                "get": {
+                    "responses": ok(
+                        {
+                            "type": "array",
+                            "items": {"type": "object", "properties": {"id": {"type": "integer"}}},
+                        }
+                    )
+                },
+            }
+        }
+    )
+    p = plan_operation(doc.operations[0])
+    assert (p.kind, p.entity, p.reason) == ("list", "bulk_pricing_rule", None)
+
+
+def _sinao(path: str, summary: str, params: list[dict]) -> dict:
+    return {
+        path: {
+            "post": {"summary": summary, "parameters": params, "responses": {"200": {"description": "ok"}}}
+        }
+    }
+
+
+def _q(name: str, required: bool = True) -> dict:
+    return {"name": name, "in": "query", "required": required, "schema": {"type": "string"}}
+
+
+SINAO_EXCLUDED = [
+    # (id, path, summary, parameters, words of the reason)
+    (
+        "fresh-regenerates-named-invoices",
+        "/apps/{appId}/invoices/fresh",
+        "Regenerate pdf and recalcul amounts of invoice",
+        [path_param("appId"), _q("ids")],
+        "acts on the rows its 'ids' names",
+    ),
+    ("sendpassword", "/sendpassword", "Password recover by email", [_q("email")], "authentication"),
+    (
+        "changepassword",
+        "/changepassword",
+        "Change password",
+        [_q("forgotten_password_token"), _q("password")],
+        "authentication",
+    ),
+    (
+        "register-by-invitation",
+        "/apps/access/invite/{accessToken}/register",
+        "Create an User by invitation",
+        [path_param("accessToken"), _q("password"), _q("cgu")],
+        "authentication",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "path,summary,params,why", [c[1:] for c in SINAO_EXCLUDED], ids=[c[0] for c in SINAO_EXCLUDED]
+)
+def test_sinao_verbs_are_no_stored_rows(path, summary, params, why):
+    p = plan_operation(openapi(_sinao(path, summary, params)).operations[0])
+    assert p.reason is not None and why in p.reason, (p.kind, p.entity, p.reason)
+
+
+def test_a_password_of_a_named_row_is_still_a_write():
+    # PUT /users/{id}/password sets a user's password: a row the path names (issue 14, defect 6)
+    doc = openapi(
+        {
+            "/users/{id}/password": {
+                "parameters": [path_param("id")],
+                "put": {
+                    "requestBody": body({"type": "object", "properties": {"password": {"type": "string"}}}),
+                    "responses": ok(CUSTOMER),
+                },
+            }
+        }
+    )
+    p = plan_operation(doc.operations[0])
+    assert (p.kind, p.entity, p.reason) == ("update", "user", None)
