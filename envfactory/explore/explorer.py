@@ -33,6 +33,7 @@ from .entities import EntityDraft, cap_fields, infer_entities, link_entities
 from .item_verbs import resolve_item_verbs
 from .naming import env_name, is_ident, plural, snake
 from .no_state import documents_nothing
+from .one_update import one_update
 from .resources import plan_operation
 from .seeding import annotate_entities, seed_recipe
 from .singletons import finish_singleton_tools, shape_singletons, singleton_head, unify_singleton_paths
@@ -44,11 +45,13 @@ __all__ = ["explore", "ExploreResult", "ExcludedOp"]
 
 @dataclass(frozen=True)
 class ExcludedOp:
-    """A documented operation left out, and why."""
+    """A documented operation left out, and why. ``served_by``: the operation whose tool does
+    what this one does (a PUT served by the PATCH of the same row), when there is one."""
 
     source: str
     operation: str
     reason: str
+    served_by: str | None = None
 
     def __str__(self) -> str:
         return f"{self.operation}: {self.reason}"
@@ -162,6 +165,16 @@ def _explore_graph(
             excluded.append(ExcludedOp(p.source, p.op.key, why or "cannot be expressed"))
         else:
             drafts.append(t)
+    drafts, served = one_update(drafts)
+    for put, patch in served:
+        excluded.append(
+            ExcludedOp(
+                put.plan.source,
+                put.plan.op.key,
+                f"served by the update tool of {patch.plan.op.key}: one update of the same row",
+                served_by=patch.plan.op.key,
+            )
+        )
     drafts, cleared = finish_singleton_tools(drafts, ents)
     excluded += [ExcludedOp(t.plan.source, t.plan.op.key, why) for t, why in cleared]
     link_entities(ents, plans, warnings)

@@ -34,7 +34,7 @@ from .shapes import (
     singleton_plan,
     summary_verb,
 )
-from .verb_paths import account_endpoint, acts_on_named_rows, plan_bulk_verb
+from .verb_paths import account_endpoint, acts_on_named_rows, computed_post, plan_bulk_verb
 
 __all__ = ["OpPlan", "plan_operation", "PAGING_PARAMS", "SEARCH_WORDS"]
 
@@ -505,6 +505,9 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         plan.kind = "list"
     elif m == "post":
         plan.kind = "create"
+        computed = computed_post(plan, listing=said == "search" or answers_list(op))
+        if computed is not None and not (prev is not None and prev[0] == "p"):
+            return refuse(plan, computed)  # POST /freeBusy "Returns free/busy information ..."
         if said == "search" and answers_list(op):
             plan.kind, plan.qualifier = "list", "search"  # POST /invoices/query "Search invoices"
         elif said == "get" and answers_list(op):

@@ -93,9 +93,30 @@ def _field_for_stem(ent: EntityDraft, stem: str) -> str | None:
     return None
 
 
+_CONTROL_NAME = re.compile(r"^(show|include|always|hide|with|expand|return|fetch)_|_token$")
+_CONTROL_DESC = re.compile(
+    r"\bwhether to (include|expand|show|return|hide)\b|\b(used|included|returned|to include) in the (response|result)",
+    re.I,
+)
+
+
+def request_control(p: Parameter, ent: EntityDraft) -> bool:
+    """A query argument that shapes the answer rather than naming rows: Calendar's ``showDeleted``
+    ("Whether to include deleted events"), ``singleEvents`` ("Whether to expand recurring events"),
+    ``alwaysIncludeEmail``, ``maxAttendees`` ("... attendees to include in the response"),
+    ``syncToken``. It filters no field, and no field is made for it (a documented field of that
+    name is still filtered)."""
+    n = snake(p.name)
+    if n in ent.fields:
+        return False
+    return bool(_CONTROL_NAME.search(n) or _CONTROL_DESC.search(p.description or ""))
+
+
 def _list_param(p: Parameter, ent: EntityDraft, ents: dict[str, EntityDraft]) -> ParamDraft | None:
     n = snake(p.name)
     if p.location in ("header", "cookie") or n in PAGING_PARAMS or not is_ident(n):
+        return None
+    if request_control(p, ent):
         return None
     s = p.schema_ or {}
     ftype, enum = schema_type(s)

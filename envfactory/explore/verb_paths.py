@@ -20,7 +20,7 @@ from .shapes import RPC_VERBS, says_creates, summary_verb
 if TYPE_CHECKING:
     from .resources import OpPlan
 
-__all__ = ["plan_bulk_verb", "acts_on_named_rows", "account_endpoint"]
+__all__ = ["plan_bulk_verb", "acts_on_named_rows", "account_endpoint", "computed_post"]
 
 _GLUED = ("bulk", "batch")
 _BATCH_VERBS = {*RPC_VERBS, "upsert", "change", "publish", "swap", "ban", "modify", "move", "assign"}
@@ -90,4 +90,27 @@ def account_endpoint(plan: OpPlan, words: list[str]) -> str | None:
         return None
     if "password" in last or "password" in sent:
         return "authentication/session endpoint (the caller's password or sign-up)"
+    return None
+
+
+_READS = re.compile(
+    r"^(<p>|\s)*(returns?|gets?|retrieves?|fetch(es)?|reads?|looks? up|quer(y|ies)|computes?|calculates?|checks?)\b",
+    re.I,
+)
+_MADE_FROM = re.compile(r"^(<p>|\s)*(creates?|adds?)\s+(a|an|one|the|new)\s+([\w-]+)\s+based on\b", re.I)
+
+
+def computed_post(plan: OpPlan, *, listing: bool = False) -> str | None:
+    """Why a POST on a collection is no create: its summary (else description) says it returns,
+    computes or checks something (Calendar ``POST /freeBusy`` "Returns free/busy information for a
+    set of calendars", Adyen ``POST /paymentMethods/balance`` "Get the balance of a gift card"), or
+    that it makes a row from an argument by a rule the document does not state (Calendar
+    ``POST /events/quickAdd`` "Creates an event based on a simple text string"). None otherwise."""
+    op = plan.op
+    text = ((op.summary or "").strip() or (op.description or "").strip()).split("\n", 1)[0]
+    if _READS.match(text) and not listing:  # (a POST answering a list is a search)
+        return f"{text.rstrip('.')!r}: an answer computed from its arguments; it stores nothing"
+    m = _MADE_FROM.match(text)
+    if m:
+        return f"{text.rstrip('.')!r}: the server works out the {m.group(4)}'s fields from its arguments"
     return None

@@ -182,3 +182,40 @@ def test_a_password_of_a_named_row_is_still_a_write():
     )
     p = plan_operation(doc.operations[0])
     assert (p.kind, p.entity, p.reason) == ("update", "user", None)
+
+
+def test_calendar_quick_add_and_free_busy_are_no_creates():
+    # Google Calendar v3: quickAdd used to be an entity of its own and freeBusy a create
+    event = {"type": "object", "properties": {"id": {"type": "string"}, "summary": {"type": "string"}}}
+    text = {"name": "text", "in": "query", "required": True, "schema": {"type": "string"}}
+    doc = openapi(
+        {
+            "/calendars/{calendarId}/events/quickAdd": {
+                "post": {
+                    "description": "Creates an event based on a simple text string.",
+                    "parameters": [path_param("calendarId"), text],
+                    "responses": ok(event),
+                }
+            },
+            "/freeBusy": {
+                "post": {
+                    "description": "Returns free/busy information for a set of calendars.",
+                    "requestBody": body(
+                        {
+                            "type": "object",
+                            "properties": {"timeMin": {"type": "string"}, "items": {"type": "array"}},
+                        }
+                    ),
+                    "responses": ok(
+                        {
+                            "type": "object",
+                            "properties": {"timeMin": {"type": "string"}, "calendars": {"type": "object"}},
+                        }
+                    ),
+                }
+            },
+        }
+    )
+    got = {op.key: plan_operation(op).reason or "" for op in doc.operations}
+    assert "works out the event's fields" in got["POST /calendars/{calendarId}/events/quickAdd"]
+    assert "computed from its arguments" in got["POST /freeBusy"]
