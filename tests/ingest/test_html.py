@@ -65,3 +65,21 @@ def test_html_that_is_not_an_api_reference_is_an_ingest_error(tmp_path, html):
     with pytest.raises(IngestError, match=r"about\.html: not an API reference") as info:
         load_apidoc(page)
     assert "\n" not in str(info.value)
+
+
+def test_a_heading_permalink_mark_is_no_part_of_the_path():
+    # OpenStack Barbican's Sphinx pages (resources/utilities/barbican): every endpoint heading ends
+    # in <a class="headerlink" title="Permalink to this heading">¶</a>, which gave the paths
+    # /v1/containers¶ and a second, unmarked copy of each operation from the page's contents list
+    page = """<html><head><title>Containers API - Barbican</title></head><body>
+<div class="section"><h1>Containers API<a class="headerlink" href="#c" title="Permalink to this headline">¶</a></h1>
+<h2>GET /v1/containers<a class="headerlink" href="#get-v1-containers" title="Permalink to this heading">¶</a></h2>
+<p>Lists a project's containers.</p>
+<pre><code class="language-json">{"containers": [{"container_ref": "x", "name": "a"}], "total": 1}</code></pre>
+<h2>DELETE /v1/containers/{uuid}<a class="headerlink" href="#delete" title="Permalink to this heading">¶</a></h2>
+<p>Deletes a container.</p></div>
+<ul><li><a class="reference internal" href="#get-v1-containers">GET /v1/containers</a></li></ul>
+</body></html>"""
+    api = read_html(page, "containers.html")
+    assert [op.key for op in api.operations] == ["GET /v1/containers", "DELETE /v1/containers/{uuid}"]
+    assert api.title == "Containers API"
