@@ -317,6 +317,12 @@ def _describe(t: ToolDraft, ents: dict[str, EntityDraft], finders: dict[str, str
         "action": _action_head(t, ent, finders),
     }[t.kind]
     head = singleton_head(t, ent) or head
+    if t.upsert:
+        key = next((p.name for p in t.params if p.key), ent.pk)
+        head = (
+            f"Create {'an' if h[:1] in 'aeiou' else 'a'} {h}, or change an existing one when {key} "
+            f"names a stored {h}{where}; without {key} (or with a new one) the call creates the {h}."
+        )
     refs = []
     for p in t.params:
         f = ent.fields.get(p.field)
@@ -397,6 +403,7 @@ def _tool_spec(t: ToolDraft, ents: dict[str, EntityDraft], finders: dict[str, st
         effects=t.effects,
         sort=sort,
         source=t.plan.op.key,
+        upsert=t.upsert,
     )
 
 

@@ -89,9 +89,16 @@ def _about_the_api(op: Operation, why: str) -> bool:
     return why != "health check" or not answers_list(op)
 
 
+_CALLED_BY_THE_API = re.compile(r"\b(this|the) webhook (will be|is) (invoked|called|sent|triggered)\b", re.I)
+
+
 def noise_reason(op: Operation) -> str | None:
     if op.method in ("head", "options", "trace"):
         return f"{op.method.upper()} has no state meaning"
+    if _CALLED_BY_THE_API.search(f"{op.summary}\n{op.description}"):
+        # Just Eat PUT /order-requires-delivery-acceptance "This webhook will be invoked when ...":
+        # the API calls the partner's server; it is no operation on the API's rows
+        return "webhook callback (the API calls it on the partner's server)"
     words = [w.lower() for w in re.split(r"[/.:]", op.path.split("?", 1)[0]) if w and not w.startswith("{")]
     words = [w for i, w in enumerate(words) if not (i == 0 and VERSION_SEGMENT.match(w))]
     while words and VERSION_SEGMENT.match(words[0]):

@@ -33,6 +33,7 @@ from .shapes import (
     says_creates,
     singleton_plan,
     summary_verb,
+    upserts,
 )
 from .verb_paths import account_endpoint, acts_on_named_rows, computed_post, plan_bulk_verb
 
@@ -179,6 +180,7 @@ class OpPlan:
         False  # a bulk write (``PUT /customers [...]``, ``DELETE /customers?id:in=``), one row per call
     )
     singleton: str | None = None  # "global" (``/settings``) or "parent" (``/files/{file_id}/watermark``)
+    upsert: bool = False  # an update that creates the row its optional key does not name (``shapes.upserts``)
 
     @property
     def excluded(self) -> bool:
@@ -523,9 +525,9 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         key = id_param(op, plan.entity)
         bulk = bulk_item_key(op, plan.entity) if key is None and not overwrites(op, segs) else None
         if key is not None:  # PUT /api/Task {"TaskID": ...}
-            plan.kind, plan.key_param = "update", key
+            plan.kind, plan.key_param, plan.upsert = "update", key, upserts(op, key)
         elif bulk is not None:  # PUT /customers [{"id": 1, ...}]: a bulk update, one row per call
-            plan.kind, plan.key_param, plan.bulk = "update", bulk, True
+            plan.kind, plan.key_param, plan.bulk, plan.upsert = "update", bulk, True, upserts(op, bulk)
         else:
             return singleton_plan(plan, segs, why) or refuse(
                 plan, *why, f"{m.upper()} on a collection with no id of one row (a bulk update of many rows)"

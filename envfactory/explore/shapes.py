@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "summary_verb",
     "says_creates",
+    "upserts",
     "answers_list",
     "answers_object",
     "id_param",
@@ -172,6 +173,29 @@ def says_creates(op: Operation) -> bool:
     if _CREATES.match(text):
         return True
     return (op.operation_id or "").rsplit(".", 1)[-1].lower() in ("create", "insert")
+
+
+_UPSERT = re.compile(
+    r"\bupserts?\b|\bcreates? or updates?\b|\bif there is none,? it creates\b|\binsert or update\b", re.I
+)
+
+
+def upserts(op: Operation, key: str) -> bool:
+    """Whether a write keyed by the body's ``key`` creates the row when the key names none: the
+    document makes the key optional and says so (BigCommerce ``PUT /customers/attribute-values``
+    "Upserts Customer Attribute Values ... If there is none, it creates the record"), or its items
+    can be made without the key (Discord ``PUT /applications/{id}/commands``, "bulk set", items
+    ``{id?, name (required), ...}``). A key the document requires is a plain update's."""
+    items = bulk_items(op.request_body)
+    schema = items if items is not None else op.request_body
+    props = _top_props(schema)
+    req = set(schema.get("required") or []) if isinstance(schema, dict) else set()
+    if key not in props or key in req or any(p.name == key and p.required for p in op.parameters):
+        return False
+    text = f"{op.summary}\n{op.description}\n{op.operation_id or ''}".replace("_", " ")
+    if _UPSERT.search(text):
+        return True
+    return items is not None and bool(req - {key}) and "set" in snake(op.operation_id or "").split("_")
 
 
 def _schema(op: Operation) -> Any:

@@ -356,8 +356,11 @@ def _draft_update(t: ToolDraft, ent: EntityDraft, key: ParamDraft, byname: dict)
         )
     if not params:
         return "update documents no field we can write"
+    if plan.upsert:  # the document's optional key: a call without it creates the row
+        key.required, t.upsert = False, True
     t.params = [key, *params]
-    t.base_name = f"update_{ent.name}" + (f"_{plan.qualifier}" if plan.qualifier else "")
+    verb = "upsert" if t.upsert else "update"
+    t.base_name = f"{verb}_{ent.name}" + (f"_{plan.qualifier}" if plan.qualifier else "")
     if (
         "updated_at" in ent.fields
         and ent.fields["updated_at"].type in (FieldType.datetime, FieldType.date)

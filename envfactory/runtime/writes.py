@@ -63,6 +63,11 @@ class WriteKinds:
             raise self._not_found(t, e, a[t.key_arg], t.key_arg)
         return row
 
+    def _names_stored_row(self, t: _Tool, a: dict[str, Any]) -> bool:
+        """Whether an upsert's call names a stored row (its key given, and a row has it)."""
+        key = a.get(t.key_arg)
+        return key is not None and self._c.execute(t.ent.sql_exists, (key,)).fetchone() is not None
+
     def _check_refs(self, t: _Tool, values: dict[str, Any], argmap: dict[str, str]) -> None:
         e = t.ent
         for col, target in e.refs.items():
@@ -254,6 +259,8 @@ class WriteKinds:
 
     def _update(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
         e = t.ent
+        if t.spec.upsert and not self._names_stored_row(t, a):
+            return self._create(t, a)  # an upsert that names no stored row creates it
         old = self._fetch(t, a)
         row = e.to_json(old)
         vals: dict[str, Any] = {}

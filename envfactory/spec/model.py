@@ -234,6 +234,10 @@ def _check_key_count(ent: EntitySpec, t: ToolSpec) -> None:
             f"tool {t.name!r}: {ent.name} is a singleton (one object, not a collection); a "
             f"{t.kind.value} tool cannot address it (reset it with an action that clears its fields)"
         )
+    if t.upsert and ent.singleton:
+        raise ValueError(
+            f"tool {t.name!r}: {ent.name} is a singleton; an upsert creates rows of a collection"
+        )
     if t.kind not in (ToolKind.get, ToolKind.update, ToolKind.delete, ToolKind.action):
         return
     keys = sum(1 for p in t.params if p.key)

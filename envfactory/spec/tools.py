@@ -33,7 +33,8 @@ class ParamSpec(_Strict):
     ``field`` maps it to a column of the tool's entity. For ``list`` tools ``op`` says how
     it filters (``eq``, ranges, ``contains`` substring, ``in`` membership). For
     ``create``/``update`` the value is written to ``field``. For ``get``/``update``/
-    ``delete``/``action`` the parameter with ``key: true`` selects the row.
+    ``delete``/``action`` the parameter with ``key: true`` selects the row (an upsert's key may be
+    optional: a call without it creates a row).
     """
 
     name: str
@@ -144,6 +145,13 @@ class ToolSpec(_Strict):
     source: str | None = Field(
         default=None, description="Where in the documentation this tool came from (e.g. 'POST /bookings')."
     )
+    upsert: bool = Field(
+        default=False,
+        description=(
+            "An update that creates the row when the call names none: without its key, or with a key "
+            "no stored row has (the new row takes that key). Its key may be optional."
+        ),
+    )
 
     def param(self, name: str) -> ParamSpec:
         for p in self.params:
@@ -178,7 +186,9 @@ class ToolSpec(_Strict):
         keys = [p for p in self.params if p.key]
         if len(keys) > 1:
             raise ValueError(f"tool {self.name!r} has {len(keys)} key parameters; at most one is allowed")
-        if keys and self.kind != ToolKind.create and not keys[0].required:
+        if self.upsert and (self.kind != ToolKind.update or not keys):
+            raise ValueError(f"tool {self.name!r}: only an update with a key parameter can be an upsert")
+        if keys and self.kind != ToolKind.create and not self.upsert and not keys[0].required:
             raise ValueError(f"tool {self.name!r}: key parameter {keys[0].name!r} must be required")
         if self.page_size < 1 or self.max_page_size < self.page_size:
             raise ValueError(f"tool {self.name!r}: need 1 <= page_size <= max_page_size")

@@ -20,7 +20,7 @@ from typing import Any
 from ..spec import EntitySpec, EnvSpec, FieldType, ToolKind, ToolSpec
 from .args import q, row_value
 
-__all__ = ["read_rows", "read_row", "list_oracle", "effect_oracle", "project"]
+__all__ = ["read_rows", "read_row", "list_oracle", "effect_oracle", "project", "creates"]
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -49,6 +49,17 @@ def call_key(session: Any, ent: EntitySpec, tool: ToolSpec, args: dict[str, Any]
         f"SELECT {q(ent.primary_key)} FROM {q(ent.name)} ORDER BY {q(ent.primary_key)} LIMIT 1"
     )
     return rows[0][0] if rows else None
+
+
+def creates(session: Any, ent: EntitySpec, tool: ToolSpec, args: dict[str, Any]) -> bool:
+    """Whether a call of ``tool`` makes a new row: a create, or an upsert whose call names no stored
+    row (no key argument, or a key no row has), read from the state before the call."""
+    if tool.kind == ToolKind.create:
+        return True
+    if not tool.upsert:
+        return False
+    key = call_key(session, ent, tool, args)
+    return key is None or read_row(session, ent, key) is None
 
 
 def key_args(tool: ToolSpec, key: Any) -> dict[str, Any]:
@@ -243,7 +254,8 @@ def effect_oracle(
     """Predicted rows after ``tool(args)`` succeeds, read from the pre-call state of ``session``.
 
     Maps (entity, key) to the row's expected values (None: the row is deleted). For a create
-    the new row's key is unknown until the call: it is keyed ``(entity, None)``.
+    (or an upsert's call that names no stored row) the new row's key is unknown until the call,
+    unless the call chose it: it is keyed ``(entity, None)``.
     """
     pred = _Predict(spec, tool, session)
     ent = pred.ent
@@ -252,7 +264,7 @@ def effect_oracle(
         if p.default is not None and p.name not in a:
             a[p.name] = p.default
     out: dict[tuple[str, Any], dict[str, Any] | None] = {}
-    if tool.kind == ToolKind.create:
+    if creates(session, ent, tool, a):
         row: dict[str, Any] = {f.name: f.default for f in ent.fields}
         for p in tool.params:
             if p.field and p.name in a:

@@ -349,3 +349,18 @@ EXCLUDED = [
 def test_non_resources_are_excluded_with_a_reason(args, word):
     p = _plan(**args)
     assert p.reason is not None and word in p.reason, (p.kind, p.entity, p.reason)
+
+
+def test_a_webhook_the_api_invokes_is_no_operation_of_the_api():
+    # Just Eat: PUT /order-requires-delivery-acceptance "This webhook will be invoked when we have
+    # determined that an order is required acceptance for delivery" became an update of an order
+    # (with a body 'Id' the document marks optional), POST /order-accepted a create
+    for method, path in (("put", "/order-requires-delivery-acceptance"), ("post", "/order-accepted")):
+        p = _plan(
+            method,
+            path,
+            summary="Order requires delivery acceptance",
+            description="This webhook will be invoked when we have determined that an order is required acceptance.",
+            req=_body_with("Id", "OrderId"),
+        )
+        assert p.reason is not None and "webhook callback" in p.reason, (p.kind, p.entity)
