@@ -231,11 +231,21 @@ def _generator(
 
 
 def seed_recipe(
-    entities: list[EntitySpec], drafts: dict[str, EntityDraft], *, seed: int, clock: str, scale: float = 1.0
+    entities: list[EntitySpec],
+    drafts: dict[str, EntityDraft],
+    *,
+    seed: int,
+    clock: str,
+    scale: float = 1.0,
+    deleted: frozenset[str] | set[str] = frozenset(),
 ) -> SeedSpec:
+    """The seed recipe. ``deleted``: entities a tool deletes; those other rows reference keep a
+    tenth of their rows (at least one) unreferenced, so a delete has rows it may remove (Box's
+    files, each referenced by comments, tasks and versions, could not be deleted at all)."""
     now = dt.datetime.fromisoformat(clock)
     stubs = {n for n, d in drafts.items() if d.stub}
     counts = row_counts(entities, stubs, scale)
+    referenced = {f.ref for e in entities for f in e.fields if f.ref and f.ref != e.name}
     out: dict[str, EntitySeed] = {}
     for e in entities:
         gens = {}
@@ -243,5 +253,6 @@ def seed_recipe(
             g = _generator(e, drafts.get(e.name), f.name, now)
             if g is not None:
                 gens[f.name] = g
-        out[e.name] = EntitySeed(rows=counts[e.name], fields=gens)
+        spare = max(1, counts[e.name] // 10) if e.name in deleted and e.name in referenced else 0
+        out[e.name] = EntitySeed(rows=counts[e.name], fields=gens, spare=spare)
     return SeedSpec(seed=seed, entities=out)

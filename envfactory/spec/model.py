@@ -120,6 +120,14 @@ class GeneratorSpec(_Strict):
 class EntitySeed(_Strict):
     rows: int = Field(ge=0, le=_limits.MAX_SEED_ROWS)
     fields: dict[str, GeneratorSpec] = Field(default_factory=dict)
+    spare: int = Field(
+        default=0,
+        ge=0,
+        description=(
+            "How many of this entity's rows (the last ones) no seeded row references: a customer "
+            "with no orders yet, which a delete can remove while its siblings are in use."
+        ),
+    )
 
 
 class SeedSpec(_Strict):
