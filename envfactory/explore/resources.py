@@ -35,7 +35,13 @@ from .shapes import (
     summary_verb,
     upserts,
 )
-from .verb_paths import account_endpoint, acts_on_named_rows, computed_post, plan_bulk_verb
+from .verb_paths import (
+    account_endpoint,
+    acts_on_named_rows,
+    computed_post,
+    plan_bulk_verb,
+    plan_path_filters,
+)
 
 __all__ = ["OpPlan", "plan_operation", "PAGING_PARAMS", "SEARCH_WORDS"]
 
@@ -181,6 +187,7 @@ class OpPlan:
     )
     singleton: str | None = None  # "global" (``/settings``) or "parent" (``/files/{file_id}/watermark``)
     upsert: bool = False  # an update that creates the row its optional key does not name (``shapes.upserts``)
+    path_filters: list[str] = field(default_factory=list)  # path values a list filters by (Lufthansa)
 
     @property
     def excluded(self) -> bool:
@@ -201,7 +208,7 @@ def _segments(path: str) -> list[tuple[str, str]]:
             continue
         if "{" in raw:  # /files/{id}:copy or /a{b}: treat the braces as a parameter, the rest as a word
             inner = re.findall(r"\{([^}]+)\}", raw)
-            rest = re.sub(r"\{[^}]+\}", "", raw).strip(":-_.")
+            rest = re.sub(r"\{[^}]+\}", "", raw).strip(":-_.,;")
             out.extend(("p", i) for i in inner)
             if rest:
                 out.append(("s", rest))
@@ -353,6 +360,14 @@ def _plan_item(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan:
             plan.parents = [x for x in plan.parents if x[0] != scope]
             plan.parents.append((last, entity))  # dropped below, as the item's own pair
     if len(segs) < 2 or segs[-2][0] != "s":
+        if plan_path_filters(plan, segs) is not None:
+            return plan  # GET /operations/flightstatus/{flightNumber}/{date}: a list filtered by the path
+        values = [w for k, w in segs if k == "p"][-2:]
+        if len(segs) >= 2 and all(k == "p" for k, _ in segs[-2:]):
+            return OpPlan(
+                op=op,
+                reason=f"path values in a row ({', '.join(values)}) with no resource word naming what they select",
+            )
         return OpPlan(op=op, reason="item path without a collection")
     plan.entity = entity_name(segs[-2][1])
     plan.key_param = last

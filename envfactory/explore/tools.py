@@ -259,9 +259,12 @@ def _draft_list(
     t.params = list(parents)
     seen = {p.name for p in t.params}
     for p in op.parameters:
-        if p.location in ("path", "body"):
+        by_path = p.location == "path" and p.name in plan.path_filters
+        if p.location in ("path", "body") and not by_path:
             continue
-        d = _list_param(p, ent, ents)
+        d = _list_param(p.model_copy(update={"location": "query"}) if by_path else p, ent, ents)
+        if d is not None and by_path:
+            d.required = True  # a value of the path: every call states it
         if (
             d is not None
             and d.name not in seen

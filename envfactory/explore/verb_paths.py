@@ -15,12 +15,13 @@ import re
 from typing import TYPE_CHECKING
 
 from .naming import entity_name, snake
+from .noise import VERSION_SEGMENT
 from .shapes import RPC_VERBS, says_creates, summary_verb
 
 if TYPE_CHECKING:
     from .resources import OpPlan
 
-__all__ = ["plan_bulk_verb", "acts_on_named_rows", "account_endpoint", "computed_post"]
+__all__ = ["plan_bulk_verb", "acts_on_named_rows", "account_endpoint", "computed_post", "plan_path_filters"]
 
 _GLUED = ("bulk", "batch")
 _BATCH_VERBS = {*RPC_VERBS, "upsert", "change", "publish", "swap", "ban", "modify", "move", "assign"}
@@ -114,3 +115,27 @@ def computed_post(plan: OpPlan, *, listing: bool = False) -> str | None:
     if m:
         return f"{text.rstrip('.')!r}: the server works out the {m.group(4)}'s fields from its arguments"
     return None
+
+
+_ROW_ID = re.compile(r"(^|_)(id|uuid|gid|sid|key|slug)$")
+
+
+def plan_path_filters(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan | None:
+    """``GET /operations/flightstatus/{flightNumber}/{date}``, ``GET /operations/schedules/{origin}/
+    {destination}/{fromDateTime}`` (Lufthansa): path values after the collection's word that name
+    no row but the rows to read (a flight number, airports, a date): a list filtered by them,
+    each a required argument. None for any other path (an id among them: a row of its own)."""
+    if plan.op.method != "get" or len(segs) < 3:
+        return None
+    i = max(j for j, (k, _) in enumerate(segs) if k == "s")
+    values = [w for _, w in segs[i + 1 :]]
+    if len(values) < 2 or VERSION_SEGMENT.match(segs[i][1]) or any(_ROW_ID.search(snake(v)) for v in values):
+        return None
+    if {snake(v) for v in values} & {"latitude", "longitude", "lat", "lng", "lon"}:
+        return None  # /airports/nearest/{latitude},{longitude}: nearest to a position, computed
+    word = snake(segs[i][1])
+    if word.split("_", 1)[0] in RPC_VERBS:
+        return None  # /cargo/getRoute/...: a verb, not the collection's name
+    plan.kind, plan.entity, plan.parents = "list", entity_name(word), []
+    plan.path_filters = values
+    return plan

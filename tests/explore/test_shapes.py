@@ -329,7 +329,7 @@ EXCLUDED = [
             path="/channels/{channel_id}/messages/{message_id}/reactions/{emoji_name}/{user_id}",
             params=[path_param(n) for n in ("channel_id", "message_id", "emoji_name", "user_id")],
         ),
-        "item path",
+        "path values in a row (emoji_name, user_id)",
     ),
     ("start-timer", dict(method="post", path="/start-timer", req=_body_with("note")), "verb"),
     (

@@ -219,3 +219,59 @@ def test_calendar_quick_add_and_free_busy_are_no_creates():
     got = {op.key: plan_operation(op).reason or "" for op in doc.operations}
     assert "works out the event's fields" in got["POST /calendars/{calendarId}/events/quickAdd"]
     assert "computed from its arguments" in got["POST /freeBusy"]
+
+
+def test_path_values_that_name_no_row_filter_a_list():
+    # Lufthansa: GET /operations/flightstatus/{flightNumber}/{date} reads the status of a flight on
+    # a date; GET /operations/schedules/{origin}/{destination}/{fromDateTime} the schedules between
+    # two airports (each was dropped as "item path without a collection")
+    status = {
+        "type": "object",
+        "properties": {"flight_number": {"type": "string"}, "status": {"type": "string"}},
+    }
+    schedule = {
+        "type": "object",
+        "properties": {"origin": {"type": "string"}, "destination": {"type": "string"}},
+    }
+    doc = openapi(
+        {
+            "/operations/flightstatus/{flightNumber}/{date}": {
+                "get": {
+                    "parameters": [path_param("flightNumber"), path_param("date")],
+                    "responses": ok({"type": "array", "items": status}),
+                }
+            },
+            "/operations/schedules/{origin}/{destination}/{fromDateTime}": {
+                "get": {
+                    "parameters": [
+                        path_param("origin"),
+                        path_param("destination"),
+                        path_param("fromDateTime"),
+                    ],
+                    "responses": ok({"type": "array", "items": schedule}),
+                }
+            },
+            "/references/airports/nearest/{latitude},{longitude}": {
+                "get": {
+                    "parameters": [path_param("latitude"), path_param("longitude")],
+                    "responses": ok(schedule),
+                }
+            },
+        }
+    )
+    res = explore(doc, domain="travel")
+    tools = {t.source: t for e in res.envs for t in e.tools}
+    flight = tools["GET /operations/flightstatus/{flightNumber}/{date}"]
+    assert flight.kind.value == "list"
+    assert [(p.name, p.field, p.op, p.required) for p in flight.params] == [
+        ("flight_number", "flight_number", "eq", True),
+        ("date", "date", "eq", True),
+    ]
+    sched = tools["GET /operations/schedules/{origin}/{destination}/{fromDateTime}"]
+    assert [(p.name, p.op) for p in sched.params] == [
+        ("origin", "eq"),
+        ("destination", "eq"),
+        ("from_date_time", "gte"),
+    ]
+    why = {x.operation: x.reason for x in res.excluded}
+    assert "path values in a row" in why["GET /references/airports/nearest/{latitude},{longitude}"]
