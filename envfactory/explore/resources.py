@@ -39,6 +39,7 @@ from .verb_paths import (
     account_endpoint,
     acts_on_named_rows,
     computed_post,
+    generic_collection,
     plan_bulk_verb,
     plan_path_filters,
 )
@@ -284,7 +285,7 @@ def plan_operation(op: Operation) -> OpPlan:
     reason = noise_reason(op)
     if reason:
         return OpPlan(op=op, reason=reason)
-    segs = _segments(op.path)
+    segs = generic_collection(_segments(op.path))
     if len(segs) == 1 and segs[0][0] == "s" and "." in segs[0][1]:
         return _rpc(op, segs[0][1])
     statics = [s for k, s in segs if k == "s"]

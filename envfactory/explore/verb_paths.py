@@ -21,7 +21,14 @@ from .shapes import RPC_VERBS, says_creates, summary_verb
 if TYPE_CHECKING:
     from .resources import OpPlan
 
-__all__ = ["plan_bulk_verb", "acts_on_named_rows", "account_endpoint", "computed_post", "plan_path_filters"]
+__all__ = [
+    "plan_bulk_verb",
+    "acts_on_named_rows",
+    "account_endpoint",
+    "computed_post",
+    "plan_path_filters",
+    "generic_collection",
+]
 
 _GLUED = ("bulk", "batch")
 _BATCH_VERBS = {*RPC_VERBS, "upsert", "change", "publish", "swap", "ban", "modify", "move", "assign"}
@@ -139,3 +146,27 @@ def plan_path_filters(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan | Non
     plan.kind, plan.entity, plan.parents = "list", entity_name(word), []
     plan.path_filters = values
     return plan
+
+
+_COLLECTION_PARAM = re.compile(r"(^|_)(module|collection|object_type|resource_type|entity_type|table)(_|$)")
+
+
+def generic_collection(segs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Zoho CRM ``/crm/v8/{module_api_name}/{id}``: a parameter in the collection's place names which
+    collection (Leads, Contacts ...): the rows are that module's records, and the module a scope (as a
+    tenant is). The path is read as ``/crm/records/{id}``; any other path is returned as it is (and
+    so is a module followed by a value that is no row's id, ``{external_field_value}``)."""
+    for i in range(1, len(segs) - 1):
+        kind, word = segs[i]
+        nxt_kind, nxt = segs[i + 1]
+        if kind != "s" or not VERSION_SEGMENT.match(word) or nxt_kind != "p":
+            continue
+        if any(k != "s" for k, _ in segs[:i]) or not _COLLECTION_PARAM.search(snake(nxt)):
+            return segs
+        rest = segs[i + 2 :]
+        if rest and rest[0][0] == "p" and not _ROW_ID.search(snake(rest[0][1])):
+            return segs
+        if any(k == "s" and snake(w) == "actions" for k, w in rest):
+            return segs  # /{module_api_name}/actions/count, .../actions/mass_update: not a record's own words
+        return [*segs[:i], ("s", "records"), *rest]
+    return segs

@@ -275,3 +275,42 @@ def test_path_values_that_name_no_row_filter_a_list():
     ]
     why = {x.operation: x.reason for x in res.excluded}
     assert "path values in a row" in why["GET /references/airports/nearest/{latitude},{longitude}"]
+
+
+def test_a_collection_named_by_a_parameter_holds_records():
+    # Zoho CRM v8 record API: /crm/v8/{module_api_name}/{id} ("Get Record"): the module (Leads,
+    # Contacts ...) names the collection; its rows were an entity called 'v8', and the item
+    # operations were dropped as "item path without a collection"
+    record = {"type": "object", "properties": {"id": {"type": "string"}, "Last_Name": {"type": "string"}}}
+    listing = {"type": "object", "properties": {"data": {"type": "array", "items": record}}}
+    module = path_param("module_api_name")
+    doc = openapi(
+        {
+            "/crm/v8/{module_api_name}": {
+                "parameters": [module],
+                "get": {"operationId": "Get Records", "responses": ok(listing)},
+                "post": {
+                    "operationId": "Create Records",
+                    "requestBody": body(listing),
+                    "responses": ok(listing),
+                },
+            },
+            "/crm/v8/{module_api_name}/{id}": {
+                "parameters": [module, path_param("id")],
+                "get": {"operationId": "Get Record", "responses": ok(listing)},
+                "delete": {"operationId": "Delete Record", "responses": ok(listing)},
+            },
+            "/crm/v8/{module_api_name}/{external_field_value}": {
+                "parameters": [module, path_param("external_field_value")],
+                "get": {"operationId": "Get Record Using External ID", "responses": ok(listing)},
+            },
+        }
+    )
+    got = {op.key: plan_operation(op) for op in doc.operations}
+    assert {k: (p.kind, p.entity, p.key_param) for k, p in got.items() if p.reason is None} == {
+        "GET /crm/v8/{module_api_name}": ("list", "record", None),
+        "POST /crm/v8/{module_api_name}": ("create", "record", None),
+        "GET /crm/v8/{module_api_name}/{id}": ("get", "record", "id"),
+        "DELETE /crm/v8/{module_api_name}/{id}": ("delete", "record", "id"),
+    }
+    assert "path values in a row" in got["GET /crm/v8/{module_api_name}/{external_field_value}"].reason
