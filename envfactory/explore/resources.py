@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..ingest import Operation
 from .actions import ActionRule, action_rule
+from .fidelity import documented_body
 from .naming import entity_name, snake
 from .noise import VERSION_SEGMENT, noise_reason
 from .row_keys import links_rows, lists_rows_named, row_key_param, sole_required_id
@@ -340,7 +341,10 @@ def plan_operation(op: Operation) -> OpPlan:
         and m in ("post", "put", "patch", "get", "delete")
     ):
         versioned = VERSION_SEGMENT.match(prev[1]) and len(segs) >= 3 and segs[-3][0] == "s"
-        return _slash_verb(plan, word, segs[-3][1] if versioned else prev[1])  # /rules/v1/remove: rules
+        owner = segs[-3][1] if len(segs) >= 3 and segs[-3][0] == "s" and not versioned else None
+        return _slash_verb(
+            plan, word, segs[-3][1] if versioned else prev[1], owner
+        )  # /rules/v1/remove: rules
     plan.entity = entity_name(last)
     return _collection(plan, word, prev, segs)
 
@@ -455,14 +459,33 @@ def _names_row(param: str, entity: str) -> bool:
     )
 
 
-def _slash_verb(plan: OpPlan, word: str, noun: str) -> OpPlan:
-    """``POST /item/get``, ``/sandbox/public_token/create``: the last word is the verb."""
+def _slash_verb(plan: OpPlan, word: str, noun: str, owner: str | None = None) -> OpPlan:
+    """``POST /item/get``, ``/sandbox/public_token/create``: the last word is the verb. With no id of
+    a ``noun`` row: ``/user/items/remove {item_ids}`` deletes the items it lists (one per call), and
+    ``/item/webhook/update {access_token, webhook}`` updates the ``webhook`` of the item its
+    ``owner`` word names."""
     op = plan.op
     kind = RPC_VERBS[word]
     plan.entity = entity_name(noun)
     plan.rpc = True
     if kind in ("get", "update", "delete"):
         key = id_param(op, plan.entity) or row_key_param(op, plan.entity)
+        scoped = any(
+            p.location == "path" for p in op.parameters
+        )  # (Jira .../context/{id}/project/remove unlinks)
+        many = (
+            bulk_ids_param(op, plan.entity, where=("query", "body")) if key is None and not scoped else None
+        )
+        if many is not None and kind == "delete":
+            plan.kind, plan.key_param, plan.bulk = "delete", many, True
+            return plan
+        if key is None and kind == "update" and owner is not None:
+            mine = row_key_param(op, entity_name(owner))
+            sent = {snake(k) for k in documented_body(op)[0]}
+            if mine is not None and snake(noun) in sent and sent <= {snake(noun), snake(mine)}:
+                plan.entity, plan.key_param, plan.kind = entity_name(owner), mine, "update"
+                plan.qualifier = snake(noun)
+                return plan
         if key is None:
             if kind == "get" and answers_list(op):
                 plan.kind = "list"

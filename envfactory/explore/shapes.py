@@ -305,12 +305,13 @@ def bulk_item_key(op: Operation, entity: str) -> str | None:
     return next((k for k in _top_props(items) if snake(k) in want), None)
 
 
-def bulk_ids_param(op: Operation, entity: str) -> str | None:
-    """``DELETE /customers?id:in=4,5,6`` / ``?ids=``: the query parameter listing the rows' ids."""
+def bulk_ids_param(op: Operation, entity: str, where: tuple[str, ...] = ("query",)) -> str | None:
+    """``DELETE /customers?id:in=4,5,6`` / ``?ids=``: the query parameter listing the rows' ids
+    (``where``: also the body's, ``POST /user/items/remove {item_ids}``)."""
     want = {"id_in", "ids", f"{entity}_ids", f"{entity}_id_in", "id"}
     for p in op.parameters:
         if (
-            p.location == "query"
+            p.location in where
             and re.sub(r"_+", "_", snake(re.sub(r"[:\[\]]", "_", p.name))).strip("_") in want
         ):
             return p.name

@@ -314,3 +314,50 @@ def test_a_collection_named_by_a_parameter_holds_records():
         "DELETE /crm/v8/{module_api_name}/{id}": ("delete", "record", "id"),
     }
     assert "path values in a row" in got["GET /crm/v8/{module_api_name}/{external_field_value}"].reason
+
+
+def _plaid(props: dict, required: list[str], summary: str) -> dict:
+    creds = {"client_id": {"type": "string", "description": "Your Plaid API `client_id`."}}
+    schema = {"type": "object", "required": required, "properties": {**creds, **props}}
+    return {"post": {"summary": summary, "requestBody": body(schema), "responses": ok({"type": "object"})}}
+
+
+def test_a_slash_verb_on_an_attribute_or_a_list_of_ids_names_its_rows():
+    # Plaid: POST /item/webhook/update {access_token, webhook} changes the Item's webhook;
+    # POST /user/items/remove {item_ids} removes those Items ("equivalent to calling /item/remove
+    # on each Item"); both were dropped as "names no id of the row it changes"
+    token = {"type": "string", "description": "The access token associated with the Item."}
+    doc = openapi(
+        {
+            "/item/webhook/update": _plaid(
+                {"access_token": token, "webhook": {"type": "string"}}, ["access_token"], "Update Webhook URL"
+            ),
+            "/user/items/remove": _plaid(
+                {"item_ids": {"type": "array", "items": {"type": "string"}}},
+                ["item_ids"],
+                "Remove Items from a User",
+            ),
+            "/item/application/scopes/update": _plaid(
+                {
+                    "access_token": token,
+                    "application_id": {"type": "string"},
+                    "scopes": {"type": "object"},
+                    "context": {"type": "string"},
+                },
+                ["access_token", "application_id", "scopes"],
+                "Update the scopes of access for a particular application",
+            ),
+        }
+    )
+    got = {op.key: plan_operation(op) for op in doc.operations}
+    webhook = got["POST /item/webhook/update"]
+    assert (webhook.kind, webhook.entity, webhook.key_param, webhook.qualifier) == (
+        "update",
+        "item",
+        "access_token",
+        "webhook",
+    )
+    remove = got["POST /user/items/remove"]
+    assert (remove.kind, remove.entity, remove.key_param, remove.bulk) == ("delete", "item", "item_ids", True)
+    # more than the attribute and the row's key in the body: not an attribute of the Item
+    assert got["POST /item/application/scopes/update"].reason is not None
