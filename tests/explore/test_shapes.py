@@ -364,3 +364,14 @@ def test_a_webhook_the_api_invokes_is_no_operation_of_the_api():
             req=_body_with("Id", "OrderId"),
         )
         assert p.reason is not None and "webhook callback" in p.reason, (p.kind, p.entity)
+
+
+def test_a_like_of_the_caller_is_no_update_or_delete_of_the_row():
+    # SoundCloud: POST/DELETE /likes/tracks/{track_id} ("Likes a track") had become update_track and
+    # delete_track, which delete the track itself once a seeded track is free to delete
+    for method in ("post", "delete"):
+        p = _plan(
+            method, "/likes/tracks/{track_id}", summary="Likes a track.", params=[path_param("track_id")]
+        )
+        assert p.reason is not None and "a like on a track" in p.reason, (p.kind, p.entity)
+    assert _plan("get", "/me/likes/tracks", resp=LIST).kind == "list"
