@@ -165,16 +165,7 @@ def _explore_graph(
             excluded.append(ExcludedOp(p.source, p.op.key, why or "cannot be expressed"))
         else:
             drafts.append(t)
-    drafts, served = one_update(drafts)
-    for put, patch in served:
-        excluded.append(
-            ExcludedOp(
-                put.plan.source,
-                put.plan.op.key,
-                f"served by the update tool of {patch.plan.op.key}: one update of the same row",
-                served_by=patch.plan.op.key,
-            )
-        )
+    drafts = _one_update(drafts, excluded)
     drafts, cleared = finish_singleton_tools(drafts, ents)
     excluded += [ExcludedOp(t.plan.source, t.plan.op.key, why) for t, why in cleared]
     link_entities(ents, plans, warnings)
@@ -216,6 +207,21 @@ def _explore_graph(
             result.origins.update({(name, t.name): t.plan.source for t in group if t.name in shipped})
     result.excluded += excluded
     result.warnings += [w for w in dict.fromkeys(warnings) if w not in result.warnings]
+
+
+def _one_update(drafts: list[ToolDraft], excluded: list[ExcludedOp]) -> list[ToolDraft]:
+    """The drafts without the PUTs whose PATCH makes the one update tool (recorded as served by it)."""
+    drafts, served = one_update(drafts)
+    for put, patch in served:
+        excluded.append(
+            ExcludedOp(
+                put.plan.source,
+                put.plan.op.key,
+                f"served by the update tool of {patch.plan.op.key}: one update of the same row",
+                served_by=patch.plan.op.key,
+            )
+        )
+    return drafts
 
 
 def _entity_origin(plans: list, docs: list[ApiDoc]) -> dict[str, str]:

@@ -39,6 +39,7 @@ from .shapes import (
 from .verb_paths import (
     account_endpoint,
     acts_on_named_rows,
+    caller_relation,
     computed_post,
     generic_collection,
     plan_bulk_verb,
@@ -349,21 +350,11 @@ def plan_operation(op: Operation) -> OpPlan:
     return _collection(plan, word, prev, segs)
 
 
-_CALLER_RELATIONS = {"likes", "reposts", "favorites", "favourites", "bookmarks", "stars", "pins", "upvotes"}
-
-
 def _plan_item(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan:
     """``/xs/{id}``: get, update or delete of one x (a POST documented as a create is a create)."""
     op, m, last = plan.op, plan.op.method, segs[-1][1]
-    rel = snake(segs[0][1]) if segs[0][0] == "s" else ""
-    if rel in _CALLER_RELATIONS and [k for k, _ in segs] == ["s", "s", "p"] and m != "get":
-        # SoundCloud POST/DELETE /likes/tracks/{track_id} "Likes a track": not an update or a
-        # delete of the track (it had become delete_track), and no field of a track says it
-        return refuse(
-            plan,
-            f"{m.upper()} of a {rel[:-1]} on a {entity_name(segs[1][1]).replace('_', ' ')}: a relation of "
-            f"the caller's that no documented field holds",
-        )
+    if (relation := caller_relation(op, segs)) is not None:
+        return refuse(plan, relation)  # /likes/tracks/{track_id}, /users/@me/guilds/{guild_id}
     if (
         len(segs) >= 3
         and [k for k, _ in segs[-3:]] == ["s", "p", "p"]

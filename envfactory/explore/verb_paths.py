@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ..ingest import Operation
 from .naming import entity_name, snake
 from .noise import VERSION_SEGMENT
 from .shapes import RPC_VERBS, says_creates, summary_verb
@@ -170,3 +171,29 @@ def generic_collection(segs: list[tuple[str, str]]) -> list[tuple[str, str]]:
             return segs  # /{module_api_name}/actions/count, .../actions/mass_update: not a record's own words
         return [*segs[:i], ("s", "records"), *rest]
     return segs
+
+
+_CALLER_RELATIONS = {"likes", "reposts", "favorites", "favourites", "bookmarks", "stars", "pins", "upvotes"}
+_RELATION_VERBS = {"leave", "join", "follow", "unfollow", "like", "unlike", "subscribe", "unsubscribe"}
+
+
+def caller_relation(op: Operation, segs: list[tuple[str, str]]) -> str | None:
+    """Why a write of an item path is a relation of the caller's, not a write of the row it names;
+    None otherwise. SoundCloud ``POST``/``DELETE /likes/tracks/{track_id}`` ("Likes a track") had
+    become an update and a delete of the track, and no field of a track says it is liked; under the
+    caller's own path, ``DELETE /users/@me/guilds/{guild_id}`` ("leave_guild") leaves the guild and
+    ``PUT /me/followings/{user_id}`` ("Follows a user.") follows one."""
+    if op.method == "get":
+        return None
+    rel = snake(segs[0][1]) if segs and segs[0][0] == "s" else ""
+    if rel in _CALLER_RELATIONS and [k for k, _ in segs] == ["s", "s", "p"]:
+        what = entity_name(segs[1][1]).replace("_", " ")
+        return f"{op.method.upper()} of a {rel[:-1]} on a {what}: a relation of the caller's that no documented field holds"
+    if not any(k == "s" and snake(w.lstrip("@")) in ("me", "self") for k, w in segs):
+        return None
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", (op.summary or "").strip() or (op.operation_id or ""))
+    head = re.split(r"[\s_\-]+", text.lower(), maxsplit=1)[0] if text else ""
+    head = head[:-1] if head.endswith("s") and head[:-1] in _RELATION_VERBS else head
+    if head not in _RELATION_VERBS:
+        return None
+    return f"{text!r}: the caller {head}s it (a relation of the caller's), no write of the row it names"

@@ -375,3 +375,24 @@ def test_a_like_of_the_caller_is_no_update_or_delete_of_the_row():
         )
         assert p.reason is not None and "a like on a track" in p.reason, (p.kind, p.entity)
     assert _plan("get", "/me/likes/tracks", resp=LIST).kind == "list"
+
+
+def test_leaving_or_following_under_the_caller_s_path_is_no_write_of_the_row():
+    # Discord DELETE /users/@me/guilds/{guild_id} (leave_guild) had become delete_guild;
+    # SoundCloud PUT /me/followings/{user_id} ("Follows a user.") an update of the user's fields
+    leave = _plan(
+        "delete", "/users/@me/guilds/{guild_id}", operation_id="leave_guild", params=[path_param("guild_id")]
+    )
+    assert leave.reason is not None and "the caller leaves it" in leave.reason
+    follow = _plan(
+        "put", "/me/followings/{user_id}", summary="Follows a user.", params=[path_param("user_id")]
+    )
+    assert follow.reason is not None and "the caller follows it" in follow.reason
+    # removing a calendar from the caller's list deletes the list entry, a row of its own
+    entry = _plan(
+        "delete",
+        "/users/me/calendarList/{calendarId}",
+        summary="Removes a calendar from the user's calendar list.",
+        params=[path_param("calendarId")],
+    )
+    assert (entry.kind, entry.entity) == ("delete", "calendar_list")
