@@ -347,8 +347,6 @@ def _draft_update(t: ToolDraft, ent: EntityDraft, key: ParamDraft, byname: dict)
         f = ent.fields[fname]
         if fname == ent.pk or pname == key.name or any(p.field == fname for p in params):
             continue
-        if plan.key_param and snake(pname) == snake(plan.key_param):
-            continue  # the body's own id of the row (Plaid's access_token) selects it: it is no field to write
         if not documented and not _writable(ent, f, sf=None):
             continue
         params.append(
