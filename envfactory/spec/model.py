@@ -211,9 +211,16 @@ class EnvSpec(_Strict):
                 for src in (ef.copy_from, ef.increment_from):
                     if src:
                         _check_path(ents, ent, src, f"tool {t.name!r} effect source")
-                for pn in (ef.param, ef.increment_param, ef.scale_param):
+                for pn in (ef.param, ef.increment_param, ef.scale_param, ef.append_param, ef.remove_param):
                     if pn and pn not in pnames:
                         raise ValueError(f"tool {t.name!r}: effect uses unknown parameter {pn!r}")
+                if (ef.append_param or ef.remove_param) and (
+                    "." in ef.field or ent.field(ef.field).type != FieldType.array
+                ):
+                    raise ValueError(
+                        f"tool {t.name!r}: append/remove effect on {ef.field!r}: only an array field of "
+                        f"{t.entity} can take elements"
+                    )
             if t.returns:
                 for r in t.returns:
                     if not ent.has_field(r):

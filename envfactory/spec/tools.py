@@ -93,6 +93,20 @@ class Effect(_Strict):
     negate_param: bool = Field(
         default=False, description="Subtract the increment (param or field) instead of adding it."
     )
+    append_param: str | None = Field(
+        default=None,
+        description="Add this argument's value (each, for a list) to the array field, once: a follower, a tag.",
+    )
+    remove_param: str | None = Field(
+        default=None, description="Take this argument's value (each, for a list) out of the array field."
+    )
+    match_key: str | None = Field(
+        default=None,
+        description=(
+            "For append/remove on an array of objects: the key that names an element ('gid'); an "
+            "appended value becomes {match_key: value}."
+        ),
+    )
 
     def _other_sources(self) -> int:
         return sum(
@@ -103,6 +117,8 @@ class Effect(_Strict):
                 self.increment is not None,
                 self.increment_param is not None,
                 self.increment_from is not None,
+                self.append_param is not None,
+                self.remove_param is not None,
             ]
         )
 
@@ -117,8 +133,11 @@ class Effect(_Strict):
         explicit_set = "set" in self.model_fields_set and self.set is not None
         if n > 1 or (n == 1 and explicit_set) or (n == 0 and "set" not in self.model_fields_set):
             raise ValueError(
-                f"effect on {self.field!r} needs exactly one of set/param/now/copy_from/increment/increment_param/increment_from"
+                f"effect on {self.field!r} needs exactly one of set/param/now/copy_from/increment/"
+                "increment_param/increment_from/append_param/remove_param"
             )
+        if self.match_key is not None and self.append_param is None and self.remove_param is None:
+            raise ValueError(f"effect on {self.field!r}: match_key goes with append_param or remove_param")
         return self
 
 

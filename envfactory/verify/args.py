@@ -363,11 +363,12 @@ def _chosen_params(ctx: _Ctx) -> list[ParamSpec]:
     """The non-key parameters a call sets: every required one, and optional ones at random."""
     tool, rng = ctx.tool, ctx.rng
     field_params = [p for p in tool.params if not p.key or ctx.creating]
+    joins = {ef.append_param for ef in tool.effects if ef.append_param}  # what a membership call adds
     chosen: list[ParamSpec] = []
     for p in field_params:
         if p.key and not ctx.creating:
             continue
-        if p.required:
+        if p.required or p.name in joins:
             chosen.append(p)
         elif tool.kind in (ToolKind.get, ToolKind.delete):
             continue
@@ -475,6 +476,8 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
         and all(row.get(k) == v for k, v in own.items())
     ):
         return None  # writing the values the row holds tests nothing
+    if not _members_to_remove(tool, row, args):
+        return None  # a removal needs an element the row holds
     if ctx.creating:
         row = {**{f.name: f.default for f in ent.fields}, **own}
     if not _solve_compared(ctx, args, row, own):
@@ -491,6 +494,24 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
         return None
     ctx.last_own, ctx.last_args = own, args
     return args
+
+
+def _members_to_remove(tool: ToolSpec, row: dict[str, Any], args: dict[str, Any]) -> bool:
+    """Point each ``remove_param`` at an element the row's array holds (its ``match_key`` value for
+    an array of objects); False when the array is empty (another row is tried)."""
+    for ef in tool.effects:
+        if ef.remove_param is None:
+            continue
+        items = row.get(ef.field) if isinstance(row.get(ef.field), list) else []
+        if not items:
+            return False
+        first = items[0]
+        value = first.get(ef.match_key) if ef.match_key and isinstance(first, dict) else first
+        if value is None:
+            return False
+        p = tool.param(ef.remove_param)
+        args[p.name] = [value] if p.type == FieldType.array else value
+    return True
 
 
 def filter_args(

@@ -195,6 +195,8 @@ class _Predict:
             return ef.set
         if ef.param is not None:
             return a.get(ef.param, current)
+        if ef.append_param is not None or ef.remove_param is not None:
+            return _membership(ef, current, a)
         if ef.now:
             if ftype == FieldType.date:
                 return self.clock.date().isoformat()
@@ -232,6 +234,27 @@ class _Predict:
             r = remote[(te.name, key)]
             r[fname] = self.value(ef, row, a, r.get(fname), te.field(fname).type)
         return remote
+
+
+def _membership(ef: Any, current: Any, a: dict[str, Any]) -> list[Any]:
+    """The documented meaning of append/remove: each value of the argument is an element once
+    (``{match_key: value}`` in an array of objects); removing takes out every element it names."""
+    arg = a.get(ef.append_param) if ef.append_param is not None else a.get(ef.remove_param)
+    wanted = [] if arg is None else (arg if isinstance(arg, list) else [arg])
+    key = ef.match_key
+    out = list(current or [])
+
+    def ident(x: Any) -> Any:
+        return x.get(key) if key is not None and isinstance(x, dict) else x
+
+    if ef.remove_param is not None:
+        return [x for x in out if ident(x) not in wanted and x not in wanted]
+    have = [ident(x) for x in out]
+    for v in wanted:
+        if v not in have and v not in out:
+            out.append({key: v} if key is not None else v)
+            have.append(v)
+    return out
 
 
 def _norm(ftype: FieldType, v: Any) -> Any:

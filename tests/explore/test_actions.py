@@ -44,3 +44,56 @@ def test_hide_and_unhide_set_the_documented_hidden_flag():
     tools = {t.name: t for e in res.envs for t in e.tools}
     effects = {n: [(e.field, e.set) for e in t.effects] for n, t in tools.items() if t.kind.value == "action"}
     assert effects == {"hide_drive": [("hidden", True)], "unhide_drive": [("hidden", False)]}, res.excluded
+
+
+FOLLOWER = {"type": "object", "properties": {"gid": {"type": "string"}, "name": {"type": "string"}}}
+TASK = {
+    "type": "object",
+    "properties": {
+        "gid": {"type": "string"},
+        "name": {"type": "string"},
+        "followers": {"type": "array", "items": FOLLOWER, "example": [{"gid": "1234", "name": "Greg"}]},
+        "tags": {"type": "array", "items": FOLLOWER, "example": [{"gid": "59746", "name": "Grade A"}]},
+    },
+}
+
+
+def _asana_op(prop: str, schema: dict) -> dict:
+    req = {
+        "type": "object",
+        "properties": {"data": {"type": "object", "required": [prop], "properties": {prop: schema}}},
+    }
+    return {
+        "parameters": [path_param("task_gid")],
+        "post": {
+            "requestBody": {"content": {"application/json": {"schema": req}}},
+            "responses": ok(ref("Task")),
+        },
+    }
+
+
+def test_add_and_remove_join_and_leave_an_array_instead_of_replacing_it():
+    # Asana: POST /tasks/{task_gid}/addFollowers {followers} set the task's followers to the
+    # argument (dropping the others), removeFollowers was a create of a made-up 'remove_follower'
+    # row, and addTag/removeTag were dropped ("no status, flag or documented field")
+    ids = {"type": "array", "items": {"type": "string"}}
+    paths: dict = {
+        "/tasks/{task_gid}": {"parameters": [path_param("task_gid")], "get": {"responses": ok(ref("Task"))}},
+        "/tasks/{task_gid}/addFollowers": _asana_op("followers", ids),
+        "/tasks/{task_gid}/removeFollowers": _asana_op("followers", ids),
+        "/tasks/{task_gid}/addTag": _asana_op("tag", {"type": "string"}),
+        "/tasks/{task_gid}/removeTag": _asana_op("tag", {"type": "string"}),
+    }
+    res = explore(openapi(paths, {"Task": TASK}), domain="tasks")
+    tools = {t.source.rsplit("/", 1)[-1]: t for e in res.envs for t in e.tools if t.kind.value == "action"}
+    got = {
+        k: [(e.field, e.append_param, e.remove_param, e.match_key) for e in t.effects]
+        for k, t in tools.items()
+    }
+    assert got == {
+        "addFollowers": [("followers", "followers", None, "gid")],
+        "removeFollowers": [("followers", None, "followers", "gid")],
+        "addTag": [("tags", "tag", None, "gid")],
+        "removeTag": [("tags", None, "tag", "gid")],
+    }, res.excluded
+    assert [(p.name, p.type.value, p.field) for p in tools["addTag"].params][1:] == [("tag", "string", None)]
