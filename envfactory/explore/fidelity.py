@@ -265,8 +265,9 @@ def _match_param(tool: ToolSpec, prop: str):
 def _key_from_path(op: Operation, p: Any) -> bool:
     """``PUT /calendars/{calendarId}`` with a body ``id``, ``POST /products/{product_id}/images``
     with a body ``product_id``: the tool takes the value as the path parameter (required, as
-    every path parameter is); the body's optional property only repeats it."""
-    if p.key and re.search(r"/\{[^}/]+\}$", op.path.split("?", 1)[0]):
+    every path parameter is); the body's optional property only repeats it. So does Traccar's
+    ``PUT /devices/{id}/accumulators`` body ``deviceId``: the key of the item the path names."""
+    if p.key and re.search(r"/\{[^}/]+\}(/[^{}/]+)?$", op.path.split("?", 1)[0]):
         return True  # PUT /calendars/{id}: the key (calendar_id) is the item path's parameter
     return any(x.location == "path" and p.name in (x.name, snake_name(x.name)) for x in op.parameters)
 

@@ -231,3 +231,33 @@ def test_library_removals_and_overwrites_are_not_bulk_row_writes():
     plans = [plan_operation(op) for op in doc.operations]
     assert [p.kind for p in plans] == [None, None]
     assert all("no id of one row" in (p.reason or "") for p in plans)
+
+
+def test_a_body_id_of_the_item_a_sub_path_names_agrees_with_the_path():
+    # Traccar PUT /devices/{id}/accumulators {deviceId, totalDistance, hours}: the tool's key is the
+    # path's {id}; the body's optional deviceId only repeats it
+    from envfactory.explore import build_fidelity
+
+    device = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}
+    acc = {
+        "type": "object",
+        "properties": {
+            "deviceId": {"type": "integer"},
+            "totalDistance": {"type": "number"},
+            "hours": {"type": "integer"},
+        },
+    }
+    paths = {
+        **_crud("/devices", "Device", "id"),
+        "/devices/{id}/accumulators": {
+            "put": {
+                "parameters": [path_param("id")],
+                "requestBody": body(acc),
+                "responses": {"204": {"description": "ok"}},
+            }
+        },
+    }
+    doc = openapi(paths, {"Device": device})
+    res = explore(doc, domain="d")
+    fid = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).totals
+    assert fid.required_agree == fid.required_checked, fid.disagreements
