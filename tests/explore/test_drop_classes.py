@@ -261,3 +261,43 @@ def test_a_body_id_of_the_item_a_sub_path_names_agrees_with_the_path():
     res = explore(doc, domain="d")
     fid = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).totals
     assert fid.required_agree == fid.required_checked, fid.disagreements
+
+
+def test_a_put_of_rows_documented_as_creating_them_is_a_create_one_row_per_call():
+    # BigCommerce PUT /catalog/products/channel-assignments [{product_id, channel_id}] "Create
+    # Products Channel Assignments" was dropped as "a bulk update of many rows"
+    row = {
+        "type": "object",
+        "properties": {"product_id": {"type": "integer"}, "channel_id": {"type": "integer"}},
+    }
+    listing = {"type": "object", "properties": {"data": {"type": "array", "items": row}}}
+    paths = {
+        "/catalog/products/channel-assignments": {
+            "get": {"summary": "Get Products Channel Assignments", "responses": ok(listing)},
+            "put": {
+                "summary": "Create Products Channel Assignments",
+                "requestBody": body({"type": "array", "items": row}),
+                "responses": {"204": {"description": "ok"}},
+            },
+        },
+        "/metadata_templates/enterprise/classification/schema#add": {
+            "put": {
+                "summary": "Add classification",
+                "requestBody": body(
+                    {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"op": {"type": "string"}, "data": {"type": "object"}},
+                        },
+                    }
+                ),
+                "responses": ok({"type": "object"}),
+            }
+        },
+    }
+    res = explore(openapi(paths), domain="d")
+    tools = {t.source: t for e in res.envs for t in e.tools}
+    made = tools["PUT /catalog/products/channel-assignments"]
+    assert made.kind.value == "create" and [p.name for p in made.params] == ["product_id", "channel_id"]
+    assert "PUT /metadata_templates/enterprise/classification/schema#add" not in tools  # patch operations
