@@ -262,13 +262,22 @@ def _match_param(tool: ToolSpec, prop: str):
     return None
 
 
-def _key_from_path(op: Operation, p: Any) -> bool:
+def _key_from_path(op: Operation, p: Any, entity: str | None = None) -> bool:
     """``PUT /calendars/{calendarId}`` with a body ``id``, ``POST /products/{product_id}/images``
     with a body ``product_id``: the tool takes the value as the path parameter (required, as
     every path parameter is); the body's optional property only repeats it. So does Traccar's
     ``PUT /devices/{id}/accumulators`` body ``deviceId``: the key of the item the path names."""
-    if p.key and re.search(r"/\{[^}/]+\}(/[^{}/]+)?$", op.path.split("?", 1)[0]):
+    path = op.path.split("?", 1)[0]
+    if p.key and re.search(r"/\{[^}/]+\}$", path):
         return True  # PUT /calendars/{id}: the key (calendar_id) is the item path's parameter
+    item = re.search(r"/([^{}/]+)/\{[^}/]+\}/[^{}/]+$", path)  # /devices/{id}/accumulators
+    if p.key and item is not None and entity is not None:
+        coll = singular(snake(item.group(1)))
+        own = entity == coll or entity.startswith(f"{coll}_")  # the device, or its accumulators
+        if own and p.name.startswith(coll):
+            return (
+                True  # (not PATCH /guilds/{guild_id}/channels [{id}]: that key is a channel's, in the body)
+            )
     return any(x.location == "path" and p.name in (x.name, snake_name(x.name)) for x in op.parameters)
 
 
@@ -282,7 +291,7 @@ def _compare_body(op: Operation, tool: ToolSpec, fid: DocFidelity) -> None:
             continue
         fid.body_kept += 1
         fid.required_checked += 1
-        if p.required == (name in req) or _key_from_path(op, p):
+        if p.required == (name in req) or _key_from_path(op, p, tool.entity):
             fid.required_agree += 1
         else:
             doc = "required" if name in req else "optional"

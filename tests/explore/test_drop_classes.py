@@ -301,3 +301,28 @@ def test_a_put_of_rows_documented_as_creating_them_is_a_create_one_row_per_call(
     made = tools["PUT /catalog/products/channel-assignments"]
     assert made.kind.value == "create" and [p.name for p in made.params] == ["product_id", "channel_id"]
     assert "PUT /metadata_templates/enterprise/classification/schema#add" not in tools  # patch operations
+
+
+def test_a_body_key_under_a_parent_s_path_is_no_repeat_of_the_path():
+    # Discord PATCH /guilds/{guild_id}/channels [{id, position}] (channel positions): the tool's key
+    # is a channel's id, from the body, which the document marks optional; it still disagrees
+    from envfactory.explore import build_fidelity
+
+    channel = {"type": "object", "properties": {"id": {"type": "string"}, "position": {"type": "integer"}}}
+    guild = [path_param("guild_id")]
+    paths = {
+        "/guilds/{guild_id}/channels": {
+            "parameters": guild,
+            "get": {"responses": ok({"type": "array", "items": channel})},
+            "patch": {
+                "requestBody": body({"type": "array", "items": channel}),
+                "responses": {"204": {"description": "ok"}},
+            },
+        }
+    }
+    doc = openapi(paths)
+    res = explore(doc, domain="d")
+    fid = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).documents[0]
+    assert fid.disagreements == [
+        "PATCH /guilds/{guild_id}/channels: 'id' is optional in the document, required in update_channel"
+    ]
