@@ -83,3 +83,41 @@ def test_a_heading_permalink_mark_is_no_part_of_the_path():
     api = read_html(page, "containers.html")
     assert [op.key for op in api.operations] == ["GET /v1/containers", "DELETE /v1/containers/{uuid}"]
     assert api.title == "Containers API"
+
+
+def test_an_endpoint_heading_keeps_its_attributes_and_examples():
+    # Barbican's secrets.html: the heading's "Attributes" table ("Attribute Name" column), then the
+    # example request (its request line repeats the endpoint), a "201 Created" response and an
+    # example quoted with ' : with the headerlinks gone they were a second, bare operation
+    page = """<html><body>
+<h2>POST /v1/secrets<a class="headerlink" href="#p" title="Permalink to this heading">¶</a></h2>
+<p>Creates a Secret entity.</p>
+<h3>Attributes</h3>
+<table><tr><th>Attribute Name</th><th>Type</th><th>Description</th></tr>
+<tr><td>name</td><td>string</td><td>(optional) The name of the secret.</td></tr>
+<tr><td>bit_length</td><td>integer</td><td>(optional) Metadata.</td></tr></table>
+<h3>Request:</h3>
+<pre>POST /v1/secrets
+Headers:
+    Content-Type: application/json</pre>
+<h3>Response:</h3>
+<pre>201 Created
+
+{"secret_ref": "https://{barbican_host}/v1/secrets/{secret_uuid}"}</pre>
+<h2>GET /v1/secrets/{uuid}/metadata</h2>
+<p>Lists a secret's user-defined metadata.</p>
+<h3>Response:</h3>
+<pre>{
+  'metadata': {'description': 'contains the AES key'}
+}</pre>
+</body></html>"""
+    api = read_html(page, "secrets.html")
+    ops = {op.key: op for op in api.operations}
+    assert list(ops) == ["POST /v1/secrets", "GET /v1/secrets/{uuid}/metadata"]
+    post = ops["POST /v1/secrets"]
+    assert [(p.name, p.location) for p in post.parameters] == [("name", "body"), ("bit_length", "body")]
+    assert post.success_response().example == {
+        "secret_ref": "https://{barbican_host}/v1/secrets/{secret_uuid}"
+    }
+    meta = ops["GET /v1/secrets/{uuid}/metadata"].success_response()
+    assert meta.example == {"metadata": {"description": "contains the AES key"}}
