@@ -50,7 +50,7 @@ def _why(p: OpPlan, empty: bool) -> str | None:
     what = (op.summary or "").strip().rstrip(".")
     said = f"{what!r} " if what else ""
     if p.kind == "list" and op.method == "get" and not word.endswith("s"):
-        return f"{said}documents no answer (no response schema or example) and no field of a {word!r}: nothing stored to read"
+        return f"{said}documents no answer it describes (no response schema or JSON example) and no field of a {word!r}: nothing stored to read"
     if p.kind == "create" and op.method == "post" and _sends_nothing(op) and not says_creates(op):
         return f"{said}sends nothing and answers nothing: it acts on rows it does not name, and stores no {word!r}"
     return None
