@@ -374,22 +374,29 @@ def format_plain(v: Any) -> str:
 _ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
 
 
-def format_date(v: str, *, with_time: bool = False) -> str | None:
-    """ "2026-06-03T17:15:00" -> "June 3, 2026 at 17:15" (time only ``with_time`` and not midnight);
-    None when ``v`` does not start with an ISO date."""
+def format_date(v: str, *, with_time: bool = False, this_year: int | None = None) -> str | None:
+    """ "2026-06-03T17:15:00" -> "June 3, 2026 at 17:15" (time only ``with_time`` and not midnight;
+    the year left out when it is ``this_year``, as people say dates of the current year); None when
+    ``v`` does not start with an ISO date."""
     m = _ISO.match(v)
     if not m:
         return None
     y, mo, d, hh, mm = m.groups()
-    s = f"{english().months[int(mo) - 1]} {int(d)}, {y}"
+    s = f"{english().months[int(mo) - 1]} {int(d)}"
+    if this_year is None or int(y) != this_year:
+        s += f", {y}"
     if with_time and hh is not None and (hh, mm) != ("00", "00"):
         s += f" at {hh}:{mm}"
     return s
 
 
-def format_value(kind: str | None, name: str, v: Any) -> str:
-    """A field's value as a person says it: dates spelled out, money with a $, enum values in
-    words. ``kind``: the field type's name; ``name``: the field name (money is recognised by it)."""
+_ISO_WHEN = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?)?$")
+
+
+def format_value(kind: str | None, name: str, v: Any, this_year: int | None = None) -> str:
+    """A field's value as a person says it: dates spelled out (without ``this_year``), money with a
+    $, enum values in words. ``kind``: the field type's name; ``name``: the field name (money is
+    recognised by it)."""
     if v is None or (isinstance(v, list) and not v):
         return "none"
     if isinstance(v, list) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
@@ -397,7 +404,12 @@ def format_value(kind: str | None, name: str, v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if kind in ("date", "datetime") and isinstance(v, str):
-        said = format_date(v, with_time=kind == "datetime")
+        said = format_date(v, with_time=kind == "datetime", this_year=this_year)
+        if said is not None:
+            return said
+    if kind in (None, "string") and isinstance(v, str) and _ISO_WHEN.match(v):
+        # a time the document types as a plain string ('2026-04-17T05:06:00') is still said as one
+        said = format_date(v, with_time="T" in v or " " in v, this_year=this_year)
         if said is not None:
             return said
     if isinstance(v, (int, float)):

@@ -199,6 +199,23 @@ def test_format_value(kind, name, v, said):
 
 
 @pytest.mark.parametrize(
+    "kind, v, said",
+    [
+        # a date of the clock's year is said without it, as people say dates of this year
+        ("datetime", "2026-06-03T17:15:00", "June 3 at 17:15"),
+        ("date", "2026-06-19", "June 19"),
+        ("date", "2025-12-04", "December 4, 2025"),
+        # a time the document types as a plain string is still said as a time
+        ("string", "2026-04-17T05:06:00", "April 17 at 05:06"),
+        (None, "2024-04-17", "April 17, 2024"),
+        ("string", "2026-04-17 is a code", "2026-04-17 is a code"),
+    ],
+)
+def test_format_value_leaves_out_this_year_and_reads_iso_strings(kind, v, said):
+    assert text.format_value(kind, "when", v, this_year=2026) == said
+
+
+@pytest.mark.parametrize(
     "v, answer, plain",
     [
         (True, "yes", "yes"),

@@ -35,6 +35,7 @@ from ..synth.invariants import (
     has_value,
     internal_ids,
     invented_args,
+    unsayable_facts,
     unused_calls,
 )
 
@@ -58,6 +59,7 @@ DEFECTS = (
     ("unused_calls", "gold call whose output is never used", "<= 2%"),
     ("goal_mismatch", "goal's words do not pick the gold run's rows", "0"),
     ("ids_in_goal", "internal id in the goal", "<= 1%"),
+    ("unsayable", "goal states a detail no person says (filler, a stamp, a link)", "0"),
     ("asks_for_id", "assistant asks the user for an internal id", "0"),
     ("answer_handed_over", "user states an answer they asked for", "0"),
     ("double_greeting", "two greetings in the first user message", "0"),
@@ -237,6 +239,7 @@ def _row_defects(row: dict[str, Any], env: Any, state: Any) -> dict[str, list[st
     out["unused_calls"] = unused_calls(spec, view)
     out["goal_mismatch"] = goal_mismatches(spec, state, view)
     out["ids_in_goal"] = internal_ids(spec, view, goal)
+    out["unsayable"] = unsayable_facts(spec, facts)
     out["asks_for_id"] = _asks_for_id(spec, view, msgs)
     out["answer_handed_over"] = [f for f in view.required if has_value(user_c, {canon(f).strip()})]
     first = next((m.get("content") or "" for m in msgs if m["role"] == "user"), "")

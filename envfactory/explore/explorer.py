@@ -493,9 +493,14 @@ def _assemble(
         entities = annotate_entities(entities, ents)  # field roles and constraints (explore.seeding)
         probe = EnvSpec(name=name, domain=domain, entities=entities, tools=tools)
         entity_order(probe)
-        deleted = {t.entity for t in tools if t.kind == ToolKind.delete}
         recipe = seed_recipe(
-            probe.entities, ents, seed=seed, clock=DEFAULT_CLOCK, scale=row_scale, deleted=deleted
+            probe.entities,
+            ents,
+            seed=seed,
+            clock=DEFAULT_CLOCK,
+            scale=row_scale,
+            written={t.entity for t in tools if t.writes},
+            deleted={t.entity for t in tools if t.kind == ToolKind.delete},
         )
         for one in probe.entities:  # a singleton is one row, or one per parent row (as the runtime seeds it)
             if one.singleton and one.name in recipe.entities:

@@ -156,10 +156,12 @@ every required fact as a value).
 
 1. Tasks: intent-first plans (find and report; change one's own thing; create with references looked up;
    cancel or refund under a precondition; compare and choose; errands on related rows) sampled on each
-   environment's tool graph and executed on a fresh session (gold calls, outputs, final state), realized
-   as a request in a person's words with a persona who holds some facts back until asked, split into
-   sub-goals (one per user turn), with a verifiable reward spec. A task is dropped when a gold argument
-   has no provenance, a gold call is not needed, or the goal's words do not pick the rows the gold run acts on.
+   environment's tool graph, document by document, and executed on a fresh session (gold calls, outputs,
+   final state), realized as a request in a person's words with a persona who holds some facts back until
+   asked, split into sub-goals (one per user turn), with a verifiable reward spec. Rows are named by what a
+   person knows (a name, an email, a date; never seeded filler, a bookkeeping stamp or a link to the record).
+   A task is dropped when a gold argument has no provenance, a gold call is not needed, the goal's words do
+   not pick the rows the gold run acts on, or the user would have to say something no person says.
 2. Rollouts: {_how_policy(method)}
    Tool calls ran against live environment sessions ({method.get("via", "in-process")}).
 3. Verification: every row replayed; {method.get("replay_failures", 0)} failed the replay and were dropped;
@@ -187,10 +189,12 @@ def _splits_section(
 |---|---|---|
 {rows}
 
-**Held-out rule.** `eval` holds out whole environments: an environment `domain/env` is held out when
-`int(sha256("envfactory-eval-v1:" + domain/env)[:8 bytes]) / 2**64 < {method.get("eval_fraction")}`;
-with two or more environments at least one is held out (the lowest hash) and one stays in training (the
-highest); with a single environment nothing is held out. The rest go to `rl` when the same hash of the
+**Held-out rule.** `eval` holds out whole APIs: environments that share a source document (one document
+split into several environments, or two merged into one) are one API, named by its first document `D`
+(an environment with no document by its own `domain/env`); an API is held out when
+`int(sha256("envfactory-eval-v1:" + D)[:8 bytes]) / 2**64 < {method.get("eval_fraction")}`;
+with two or more APIs at least one is held out (the lowest hash) and one stays in training (the highest);
+with a single API nothing is held out. No table of an eval environment appears in sft or rl. The rest go to `rl` when the same hash of the
 task id (salt `envfactory-rl-v1:`) is below {method.get("rl_fraction")}, else to `sft`.
 """
 
@@ -254,7 +258,10 @@ _COLUMNS = """
 - `messages`: OpenAI chat format (`system`, `user`, `assistant` with `tool_calls`
   `{"id", "type": "function", "function": {"name", "arguments": "<JSON string>"}}`, `tool` with
   `tool_call_id`); `tools`: OpenAI function declarations with JSON Schema parameters. Both load as plain
-  dicts (the `Json` feature), ready for `tokenizer.apply_chat_template(messages, tools=tools)`. There is
+  dicts (the `Json` feature), ready for `tokenizer.apply_chat_template(messages, tools=tools)`. An
+  assistant message with `"weight": 0` (the key of OpenAI's chat fine-tuning format) is a call in a form
+  the service rejects, kept because the recovery after it needs it: mask it out of the loss if your
+  trainer reads the key (TRL's `SFTTrainer` does not; chat templates ignore it). There is
   no `prompt` column here, so TRL's `SFTTrainer` and `maybe_apply_chat_template` read the rows as
   conversations as they are.
 - RL: `env_id`, `initial_state` (`template` = the environment's seeded state, else a state file relative to

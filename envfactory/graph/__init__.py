@@ -12,7 +12,7 @@ from .gold import GoldCall, GoldResult, execute_plan, execute_plans
 from .plan import Plan, Step, order_plan, ref, resolve_args
 from .render import layout_tool_graph, render_html, render_png
 from .report import SAMPLERS, SamplerReport, SamplingRun, build_sampler_report, possible_pairs, run_sampling
-from .sample import Coverage, TopologySampler
+from .sample import Coverage, TopologySampler, api_of
 from .tool_graph import (
     GRAPH_FILE,
     build_domain_graph,
@@ -46,6 +46,7 @@ __all__ = [
     "Coverage",
     "SamplerConfig",
     "TopologySampler",
+    "api_of",
     "RandomWalkSampler",
     "SampleError",
     "GoldCall",

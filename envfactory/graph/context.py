@@ -12,7 +12,7 @@ import networkx as nx
 
 from ..errors import SampleError
 from ..spec import EnvSpec, ToolKind, ToolSpec
-from .state import StateIndex
+from .state import state_index
 from .tool_graph import build_tool_graph, tool_outputs
 
 __all__ = ["EnvContext"]
@@ -29,7 +29,7 @@ class EnvContext:
         self.name = self.spec.name
         self.graph = graph if graph is not None else build_tool_graph(self.spec)
         self.dry = env.new_session()
-        self.state = StateIndex(self.spec, self.dry)
+        self.state = state_index(env)
         self.tools = {t.name: t for t in self.spec.tools}
         self.ents = {e.name: e for e in self.spec.entities}
         self.writes = {t.name for t in self.spec.tools if t.writes}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import SampleError
-from ..spec import ParamSpec, ToolKind, ToolSpec, compare
+from ..spec import ParamSpec, ToolKind, ToolSpec, compare, is_filler, states_value
 from .draft import Landing
 from .ground import Grounder
 from .plan import is_ref, ref
@@ -91,7 +91,7 @@ class GoalBuilder(Grounder):
         current = landing.row if landing is not None else row
         if current is not None and current.get(pk) is not None:
             self.draft.used.add((ent.name, current[pk]))
-        self._keyed_values(tool, args)
+        self._keyed_values(tool, args, current)
         if landing is None and row is not None:
             if not ctx.state.check(ent.name, row, tool.preconditions, _literal(args)):
                 raise SampleError(f"{tool.name} preconditions fail")
@@ -143,20 +143,26 @@ class GoalBuilder(Grounder):
             return row, None
         raise SampleError(f"no {ent.name} that {tool.name} accepts")
 
-    def _keyed_values(self, tool: ToolSpec, args: dict[str, Any]) -> None:
+    def _keyed_values(self, tool: ToolSpec, args: dict[str, Any], current: dict[str, Any] | None) -> None:
         """The non-key values a keyed goal sets: required ones, and for an update one or two
-        optional fields (an action: each optional one by chance)."""
+        optional fields (an action: each optional one by chance). An update's values must change
+        ``current`` (the row it writes, when known): setting what a row already holds is no change."""
         ctx = self.ctx
         ent = ctx.ents[tool.entity]
         values = [p for p in tool.params if not p.key and p.name not in args]
         template = self.rng.choice(ctx.state.rows[ent.name]) if ctx.state.rows[ent.name] else None
-        optional = [p for p in values if not p.required and p.field]
+        optional = [p for p in values if not p.required and p.field and self._stated(tool, p)]
         want = {p.name for p in values if p.required}
+        if self.config.intent_first:
+            self._check_stated(tool, [p for p in values if p.required])
         if tool.kind == ToolKind.update and not want and optional:
             k = self.rng.randint(1, min(self.config.max_update_fields, len(optional)))
             want |= {p.name for p in self.rng.sample(optional, k)}
+        elif tool.kind == ToolKind.update and not want and self.config.intent_first:
+            raise SampleError(f"{tool.name} changes nothing a person would state")
         elif tool.kind == ToolKind.action:
             want |= {p.name for p in optional if self.rng.random() < self.config.p_action_option}
+            optional = [p for p in values if not p.required and p.field]  # an effect's argument below
             # an action whose every effect writes an argument changes nothing without one of them
             driven = [p for p in optional if any(e.param == p.name for e in tool.effects)]
             if driven and all(e.param for e in tool.effects) and not want & {p.name for p in driven}:
@@ -178,12 +184,35 @@ class GoalBuilder(Grounder):
                 if p.field and (tmpl is None or tmpl.get(p.field) is None):
                     rows = ctx.rows_with(ent.name, p.field)
                     tmpl = self.rng.choice(rows) if rows else None
-                args[p.name] = self.user_value(
-                    tool,
-                    p,
-                    tmpl,
-                    fresh=tool.kind == ToolKind.update and p.field is not None and ent.field(p.field).unique,
-                )
+                fresh = tool.kind == ToolKind.update and p.field is not None and ent.field(p.field).unique
+                args[p.name] = self.user_value(tool, p, tmpl, fresh=fresh)
+                held = current.get(p.field) if current is not None and p.field else None
+                if tool.kind == ToolKind.update and p.field and held is not None and args[p.name] == held:
+                    rows = [r for r in ctx.rows_with(ent.name, p.field) if r.get(p.field) != held]
+                    if not rows:
+                        raise SampleError(f"{tool.name}: no other value for {p.name}")
+                    args[p.name] = self.user_value(tool, p, self.rng.choice(rows), fresh=fresh)
+                    if args[p.name] == held:
+                        raise SampleError(f"{tool.name}: {p.name} already holds that value")
+
+    def _stated(self, tool: ToolSpec, p: ParamSpec) -> bool:
+        """Whether a person would state a value for optional parameter ``p`` (always, unless plans
+        are intent-first: then not filler, a bookkeeping stamp or an object)."""
+        if not self.config.intent_first:
+            return True
+        ent = self.ctx.ents[tool.entity]
+        if p.field and ent.has_field(p.field):
+            return states_value(self.ctx.spec, ent.name, p.field)
+        return p.type.value not in ("object", "array")
+
+    def _check_stated(self, tool: ToolSpec, required: list[ParamSpec]) -> None:
+        """A required value only filler could fill ('expression: Secured content-based portal') is
+        one no person would state: the goal is not one a person makes."""
+        ent = self.ctx.ents[tool.entity]
+        for p in required:
+            if p.field and ent.has_field(p.field) and not ent.field(p.field).ref:
+                if is_filler(self.ctx.spec, ent, ent.field(p.field)):
+                    raise SampleError(f"{tool.name}.{p.name}: no value a person would state")
 
     def _create_goal(
         self, tool: ToolSpec, fixed: dict[str, Any], role: str, fixed_row: dict[str, Any] | None = None
@@ -213,6 +242,9 @@ class GoalBuilder(Grounder):
         args: dict[str, Any] = dict(fixed)
         predicted: dict[str, Any] = dict(created_row_preview(ctx.spec, tool))
         fks: list[ParamSpec] = []
+        if self.config.intent_first:
+            self._check_stated(tool, [p for p in tool.params if p.required and p.name not in args])
+        spare: list[ParamSpec] = []  # optional values a person could state, left out by chance
         for p in tool.params:
             if p.name in args:
                 continue
@@ -223,12 +255,25 @@ class GoalBuilder(Grounder):
                 continue
             if ctx.source(tool.name, p.name) == "discover" and not p.required:
                 continue
+            if not p.required and not self._stated(tool, p):
+                continue
             if p.required or (
                 template is not None and p.field and self.rng.random() < self.config.p_optional_value
             ):
                 v = self.user_value(tool, p, template)
                 if v is not None:
                     args[p.name] = v
+            elif template is not None and p.field:
+                spare.append(p)
+        if self.config.intent_first and not self._says_something(tool, args):
+            # 'add an order' says nothing: a person creating a row states at least one detail of it
+            for p in spare:
+                v = self.user_value(tool, p, template)
+                if v is not None:
+                    args[p.name] = v
+                    break
+            else:
+                raise SampleError(f"{tool.name}: a new row with no detail a person would state")
         for p in tool.params:
             if p.field and p.name in args and not is_ref(args[p.name]):
                 predicted[p.field] = args[p.name]
@@ -240,6 +285,18 @@ class GoalBuilder(Grounder):
             raise SampleError(f"{tool.name} own preconditions fail")
         s = self.draft.add(tool.name, args, role)
         return s, Landing(predicted, [s], created=True)
+
+    def _says_something(self, tool: ToolSpec, args: dict[str, Any]) -> bool:
+        """Whether a create's literal arguments state a detail of the new row (not only its parent)."""
+        ent = self.ctx.ents[tool.entity]
+        for name, v in args.items():
+            if is_ref(v) or v is None:
+                continue
+            p = tool.param(name)
+            if p.field and ent.has_field(p.field) and not ent.field(p.field).ref:
+                if states_value(self.ctx.spec, ent.name, p.field):
+                    return True
+        return False
 
     def _check_chained_row(
         self, tool: ToolSpec, fixed: dict[str, Any], args: dict[str, Any], fixed_row: dict[str, Any]

@@ -16,7 +16,7 @@ from collections import Counter
 from typing import Any
 
 from ..errors import SampleError
-from ..spec import FieldType, ParamSpec, ToolSpec
+from ..spec import FieldType, ParamSpec, ToolSpec, names_row
 from .config import SamplerConfig
 from .context import EnvContext
 from .draft import PlanDraft
@@ -202,8 +202,10 @@ class Grounder:
             if not p.field or row.get(p.field) is None or p.field in avoid:
                 continue
             if ctx.source(lt.name, p.name) == "user":
-                if self.config.intent_first and self._internal(entity, p.field):
-                    continue  # a person does not filter by an internal id
+                if self.config.intent_first and (
+                    self._internal(entity, p.field) or not names_row(ctx.spec, entity, p.field)
+                ):
+                    continue  # a person names a row by what they know: not an internal id, not filler
                 if filter_value(p, row[p.field]) is not None:
                     user.append(p)
             elif (
@@ -214,15 +216,40 @@ class Grounder:
                 ids.append(p)
         self.rng.shuffle(user)
         self.rng.shuffle(ids)
-        chosen = user[: self.rng.randint(1, self.config.max_user_filters)] if user else []
-        rest = user[len(chosen) :] + ids
-        if ids and (not chosen or self.rng.random() < self.config.p_id_filter):
+        if self.config.intent_first:
+            chosen, rest = self._fewest_words(lt, entity, row, user, ids)
+        else:
+            chosen = user[: self.rng.randint(1, self.config.max_user_filters)] if user else []
+            rest = user[len(chosen) :] + ids
+        if ids and (not chosen or self.rng.random() < self.config.p_id_filter) and ids[0] in rest:
             chosen.append(ids[0])
             rest.remove(ids[0])
+        for p in [p for p in rest if p.required]:  # a list scoped by its parent takes that parent
+            chosen.append(p)
+            rest.remove(p)
         # add filters until the row should be on the first page (saves dry runs)
         while rest and self._estimate(chosen, ids, entity, row) > lt.page_size:
             chosen.append(rest.pop(0))
         return chosen, rest, ids
+
+    def _fewest_words(
+        self, lt: ToolSpec, entity: str, row: dict[str, Any], user: list[ParamSpec], ids: list[ParamSpec]
+    ) -> tuple[list[ParamSpec], list[ParamSpec]]:
+        """(filters, spares) as a person names a row: by one detail that tells it apart (a name, an
+        email, a date) when there is one, else the most telling details first. Not by every detail
+        they know ('the confirmed booking for 1 passenger under the silver-tier traveler with ...')."""
+        if not user:
+            return [], list(ids)
+        by_share = sorted(user, key=lambda p: self._estimate([p], ids, entity, row))
+        enough = [p for p in by_share if self._estimate([p], ids, entity, row) <= lt.page_size]
+        pick = self.rng.choice(enough[:3]) if enough else by_share[0]
+        # then the most telling of the rest, a parent among them ('the twin room in my hotel in Oslo',
+        # not 'the twin room for 2 at $799.45 that is not available')
+        rest = sorted(
+            [p for p in by_share if p is not pick] + ids,
+            key=lambda p: self._estimate([pick, p], ids, entity, row),
+        )
+        return [pick], rest
 
     def _internal(self, entity: str, fname: str) -> bool:
         ent = self.ctx.ents[entity]

@@ -34,7 +34,13 @@ from .draft import PlanDraft
 from .goals import GoalBuilder
 from .plan import Plan, order_plan
 
-__all__ = ["Coverage", "TopologySampler", "SampleError"]
+__all__ = ["Coverage", "TopologySampler", "SampleError", "api_of"]
+
+
+def api_of(spec: Any) -> str:
+    """The API an environment comes from: its first source document (environments split from one
+    document share it), or its own name when it names none."""
+    return spec.sources[0] if spec.sources else spec.name
 
 
 @dataclass
@@ -92,6 +98,8 @@ class TopologySampler:
         self.rng = random.Random(seed)
         self.coverage = coverage if coverage is not None else Coverage()
         self.ctxs = build_contexts(envs, graphs, self.config)
+        # goals are drawn document by document: an API documented as 40 tools is one API, not 40
+        self._group = {c.name: api_of(c.spec) for c in self.ctxs}
         self._count = 0
         self._window_seen: set[tuple[str, str]] = set()
 
@@ -99,8 +107,9 @@ class TopologySampler:
         for c in self.ctxs:
             c.close()
 
-    def _window_due(self, exclude: AbstractSet[tuple[str, str]]) -> list[tuple[str, str]]:
-        """Tools not yet seen in this window of ``window`` plans, once the window is running out.
+    def _window_due(self, exclude: AbstractSet[tuple[str, str]], group: str) -> list[tuple[str, str]]:
+        """Tools of one document not yet seen in this window of ``window`` plans, once the
+        document's share of the window is running out.
 
         Weighting alone leaves the odd tool out of a window by chance; near the end of each
         window the sampler aims at the tools still missing (those known to be satisfiable, or
@@ -109,10 +118,12 @@ class TopologySampler:
         window = self.config.window
         if not window:
             return []
-        left = window - (self._count % window)
+        groups = len(set(self._group.values()))
+        left = (window - (self._count % window)) / groups  # this document's plans left, expected
         due = [
             (c.name, t.name)
             for c in self.ctxs
+            if self._group[c.name] == group
             for t in c.spec.tools
             if (c.name, t.name) not in self._window_seen
             and (c.name, t.name) not in exclude
@@ -124,9 +135,12 @@ class TopologySampler:
         # aim only in the window's last stretch: two plans per missing tool, plus slack
         return due if due and left <= 2 * len(due) + 10 else []
 
-    def goal_weights(self) -> list[tuple[EnvContext, ToolSpec, float]]:
+    def goal_weights(self, group: str | None = None) -> list[tuple[EnvContext, ToolSpec, float]]:
+        """(context, tool, weight) of every goal tool, or of one document's (``group``)."""
         out = []
         for c in self.ctxs:
+            if group is not None and self._group[c.name] != group:
+                continue
             for t in c.spec.tools:
                 k = (c.name, t.name)
                 n = self.coverage.tools[k] + self.coverage.attempts[k]
@@ -136,14 +150,22 @@ class TopologySampler:
     def _pick_goal(
         self, exclude: AbstractSet[tuple[str, str]] = frozenset(), *, use_window: bool = False
     ) -> tuple[EnvContext, ToolSpec]:
-        due = set(self._window_due(exclude)) if use_window else set()
-        cands = [
-            (c, t, w)
-            for c, t, w in self.goal_weights()
-            if (c.name, t.name) not in exclude and (not due or (c.name, t.name) in due)
-        ]
-        if not cands:
+        """A goal tool: first a document (each equally likely), then one of its tools, weighted
+        toward the tools used least."""
+        groups = sorted(
+            {
+                self._group[c.name]
+                for c in self.ctxs
+                if any((c.name, t.name) not in exclude for t in c.spec.tools)
+            }
+        )
+        if not groups:
             raise SampleError("every tool failed to ground; is the environment empty?")
+        group = groups[0] if len(groups) == 1 else self.rng.choice(groups)  # one document: no draw
+        cands = [(c, t, w) for c, t, w in self.goal_weights(group) if (c.name, t.name) not in exclude]
+        due = set(self._window_due(exclude, group)) if use_window else set()
+        if due:
+            cands = [x for x in cands if (x[0].name, x[1].name) in due]
         c, t, _ = self.rng.choices(cands, weights=[w for *_, w in cands])[0]
         return c, t
 

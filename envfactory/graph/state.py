@@ -7,11 +7,31 @@ booking), so plans ask for things that exist. Rows are read once with ``Session.
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any
 
 from ..spec import Condition, EnvSpec, FieldType, ToolSpec, compare
 
-__all__ = ["StateIndex"]
+__all__ = ["StateIndex", "state_index"]
+
+_INDEXES: weakref.WeakKeyDictionary[Any, StateIndex] = weakref.WeakKeyDictionary()
+
+
+def state_index(env: Any) -> StateIndex:
+    """The ``StateIndex`` of an environment's initial state, read once per environment object (its
+    template never changes; sampling rounds and the task builder share it)."""
+    try:
+        idx = _INDEXES.get(env)
+    except TypeError:  # an environment-like object that takes no weak reference: read it each time
+        idx = None
+    if idx is None:
+        with env.new_session() as s:
+            idx = StateIndex(env.spec, s)
+        try:
+            _INDEXES[env] = idx
+        except TypeError:
+            pass
+    return idx
 
 
 def _q(name: str) -> str:

@@ -96,6 +96,9 @@ class ChatMessage(BaseModel):
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
+    # 0 on an assistant message not to learn from (a call in a wrong form, kept so the recovery after
+    # it makes sense): the ``weight`` key of OpenAI's chat fine-tuning format
+    weight: int | None = None
 
     @classmethod
     def system(cls, content: str) -> ChatMessage:

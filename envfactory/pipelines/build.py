@@ -384,8 +384,11 @@ def build_domain(
 ) -> BuildReport:
     """Build every document of ``resources_root/<domain>/`` into ``domains_root/<domain>/<env>/``.
 
-    Raises ConfigError when the domain folder does not exist; a document that fails is
-    recorded in the report (``failed_documents``), not raised.
+    Each entry of the domain folder is one API, explored as its own resource graph: a document, or
+    a sub-folder (pages of one site, or several documents of one API, whose keys may cross files).
+    Two APIs side by side (Barbican and PowerDNS, Adyen and Sinao) never share a table because two of
+    their schemas happen to have one name. Raises ConfigError when the domain folder does not exist;
+    a document that fails is recorded in the report (``failed_documents``), not raised.
     """
     _check_domain_name(domain)
     folder = Path(resources_root) / domain
@@ -422,7 +425,18 @@ def build_domain(
         max_envs_per_doc=max_envs_per_doc,
         row_scale=row_scale,
         agent=agent,
+        groups=_entry_groups(docs, domain),
     )
+
+
+def _entry_groups(docs: list[ApiDoc], domain: str) -> list[tuple[str, list[ApiDoc]]]:
+    """The documents of a domain by the entry of the domain folder they come from (sources are
+    ``resources/<domain>/<entry>[/...]``), in order."""
+    by: dict[str, list[ApiDoc]] = {}
+    for d in docs:
+        parts = Path(d.source).parts
+        by.setdefault(parts[2] if len(parts) > 2 else d.source, []).append(d)
+    return [(domain, group) for _, group in sorted(by.items())]
 
 
 def _folder_groups(docs: list[ApiDoc], domain: str) -> list[tuple[str, list[ApiDoc]]] | None:

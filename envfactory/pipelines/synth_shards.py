@@ -86,7 +86,8 @@ def plan_shards(
     keys = sorted(envs)
     if not keys:
         raise ConfigError("no environments to synthesize for")
-    held_out = tuple(sorted(eval_envs(keys, fraction=eval_fraction)))
+    sources = {k: list(envs[k].spec.sources) for k in keys}
+    held_out = tuple(sorted(eval_envs(keys, fraction=eval_fraction, sources=sources)))
     jobs = []
     for i, key in enumerate(keys):
         share = n // len(keys) + (1 if i < n % len(keys) else 0)

@@ -197,7 +197,9 @@ def _roll_out(
     shard_dir = work / "shards"
     done = {r["task_id"] for r in read_shards(shard_dir)}
     resumed = len(done)
-    held_out = eval_envs(list(by_key), fraction=eval_fraction)
+    held_out = eval_envs(
+        list(by_key), fraction=eval_fraction, sources={k: list(e.spec.sources) for k, e in by_key.items()}
+    )
     writers: dict[str, ShardWriter] = {}
     connector = McpConnector(via_mcp) if via_mcp else None
     now = 0

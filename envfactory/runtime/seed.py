@@ -346,10 +346,47 @@ def _clear_some(ent: EntitySpec, table: list[dict[str, Any]]) -> None:
                 row[f.name] = f.default
 
 
+def _close_diamonds(
+    spec: EnvSpec, ent: EntitySpec, table: list[dict[str, Any]], made: dict[str, list[dict[str, Any]]]
+) -> None:
+    """A row that points at a parent X and at a row Y that itself points at X points at the same X
+    twice: a course work's topic is a topic of the course work's own course. Y is re-drawn among
+    X's own (or cleared when X has none and it may be empty)."""
+    # a unique key is drawn once per row on purpose: re-drawing it could repeat one
+    fks = [
+        f for f in ent.fields if f.ref and f.ref != ent.name and not f.unique and f.name != ent.primary_key
+    ]
+    for fy in fks:
+        y_ent = spec.entity(fy.ref or "")
+        for fx in fks:
+            up = next((h for h in y_ent.fields if h.ref == fx.ref and fx is not fy), None)
+            if up is None or fy.ref not in made:
+                continue
+            ypk = y_ent.primary_key
+            by_x: dict[Any, list[Any]] = {}
+            y_up: dict[Any, Any] = {}
+            for r in made[fy.ref]:
+                by_x.setdefault(r.get(up.name), []).append(r[ypk])
+                y_up[r[ypk]] = r.get(up.name)
+            rng = random.Random(_stable_seed(spec.seed.seed, ent.name, fy.name, "diamond"))
+            for row in table:
+                y, x = row.get(fy.name), row.get(fx.name)
+                if y is None or x is None or y_up.get(y) == x:
+                    continue
+                pool = by_x.get(x)
+                if pool:
+                    row[fy.name] = pool[rng.randrange(len(pool))]
+                elif fy.nullable:
+                    row[fy.name] = None
+                elif y_up.get(y) is not None:
+                    row[fx.name] = y_up[y]
+
+
 def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
     """Rows for every entity, as ``{entity: (columns, rows)}`` in dependency order, DB-ready."""
     clock = dt.datetime.fromisoformat(spec.clock)
     keys: dict[str, list[Any]] = {}
+    made: dict[str, list[dict[str, Any]]] = {}
     out: dict[str, tuple[list[str], list[tuple]]] = {}
     for ent in entity_order(spec):
         es = spec.seed.entities.get(ent.name)
@@ -395,9 +432,11 @@ def build_seed_rows(spec: EnvSpec) -> dict[str, tuple[list[str], list[tuple]]]:
                         f"{spec.name}: seed {ent.name}.{f.name} references {f.ref}, which has no seed rows"
                     )
                 row[f.name] = v
+        _close_diamonds(spec, ent, table, made)
         apply_constraints(ent, table, clock, spec.seed.seed)
         if parents is not None:
             _clear_some(ent, table)
+        made[ent.name] = table
         rows: list[tuple] = [tuple(_coerce(f, row[f.name]) for f in ent.fields) for row in table]
         keys[ent.name] = [r[cols.index(ent.primary_key)] for r in rows]
         out[ent.name] = (cols, rows)

@@ -391,6 +391,7 @@ def write_guard(env: Any, tool: ToolSpec) -> WriteGuard:
 _SHAPED: dict[FieldRole, Callable[[random.Random, int], str]] = {
     FieldRole.email: lambda r, n: f"verify.{n}@example.com",
     FieldRole.url: lambda r, n: f"https://example.com/verify/{n}",
+    FieldRole.hostname: lambda r, n: f"verify-{n}.example.com",
     FieldRole.phone: lambda r, n: f"+1 555 {n:05d}",
     FieldRole.country_code: lambda r, n: r.choice(["US", "GB", "DE", "FR", "ES", "NL"]),
     FieldRole.currency: lambda r, n: r.choice(["USD", "EUR", "GBP"]),

@@ -46,6 +46,7 @@ from .roles import (
     is_person_entity,
     realistic_range,
 )
+from .sayable import identifiable, is_filler, is_stamp, names_row, states_value
 from .schema import (
     DATE_PATTERN,
     DATETIME_PATTERN,
@@ -59,6 +60,11 @@ from .seed_vocab import labels_for, titles_for
 from .task import Difficulty, GoldStep, Persona, RewardSpec, SubGoal, Task, load_tasks, write_tasks
 
 __all__ = [
+    "names_row",
+    "states_value",
+    "is_stamp",
+    "is_filler",
+    "identifiable",
     "DATE_PATTERN",
     "DATETIME_PATTERN",
     "compare",

@@ -238,6 +238,10 @@ _NAME_RULES: list[tuple[str, FieldRole]] = [
     ),
     (r"(^|_)(logo|image|avatar|icon|photo|picture|thumbnail)$", FieldRole.url),
     (r"(^|_)(username|user_name|login|handle|screen_name)$", FieldRole.username),
+    (
+        r"(^|_)(hostname|host_name|host|domain|domain_name|subdomain|fqdn)($|_(?!id$|ids$))",
+        FieldRole.hostname,
+    ),
     (r"phone|mobile|(^|_)fax($|_)|telephone", FieldRole.phone),
     (r"(^|_)(url|uri|website|link|href|homepage)($|_)|_url$", FieldRole.url),
     (r"country_code|(^|_)country_iso|^iso_country$", FieldRole.country_code),
@@ -248,8 +252,9 @@ _NAME_RULES: list[tuple[str, FieldRole]] = [
         FieldRole.airport_code,
     ),
     (r"currency", FieldRole.currency),
-    (r"(^|_)(address|street|address_line\d?|line\d)($|_)", FieldRole.address),
+    # a postcode before an address: 'patient_address_postalcode' holds a postcode
     (r"postal|(^|_)zip|postcode", FieldRole.postcode),
+    (r"(^|_)(address|street|address_line\d?|line\d)($|_)", FieldRole.address),
     (r"(^|_)(province|region|county|state)$", FieldRole.region),
     (r"(^|_)(lat|latitude)$", FieldRole.latitude),
     (r"(^|_)(lon|lng|long|longitude)$", FieldRole.longitude),
@@ -331,6 +336,8 @@ def infer_role(
         return FieldRole.label
     if t in ("integer", "number"):
         return _number_role(n)
+    if n == "summary" and "description" in siblings:
+        return FieldRole.title  # a summary beside a description is the title (Google's calendars, events)
     return _string_role(entity, n, ftype, description, example)
 
 
@@ -361,6 +368,8 @@ def _string_role(entity: str, n: str, ftype: str, description: str, example: Any
             "city": (FieldRole.city, FieldRole.airport_code),
             "airport": (None, FieldRole.airport_code),
             "currency": (None, FieldRole.currency),
+            "zone": (FieldRole.hostname, None),  # a DNS zone is named by its domain
+            "domain": (FieldRole.hostname, None),
         }.get(entity)
         if place is not None and place[0 if n == "name" else 1] is not None:
             return place[0 if n == "name" else 1]

@@ -20,6 +20,9 @@ _TIME = re.compile(r"^\d{2}:\d{2}(:\d{2})?$")
 ROLE_SHAPES: dict[FieldRole, re.Pattern[str]] = {
     FieldRole.email: re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$"),
     FieldRole.url: re.compile(r"^(https?|ftp)://[^\s]+$|^/[^\s]*$"),
+    FieldRole.hostname: re.compile(
+        r"^(?=.{1,253}\.?$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}\.?$"
+    ),
     FieldRole.phone: re.compile(r"^\+?[\d\s().\-x]{7,}$"),
     FieldRole.country_code: re.compile(r"^[A-Z]{2}$"),
     FieldRole.currency: re.compile(r"^[A-Z]{3}$"),

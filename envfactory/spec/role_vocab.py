@@ -40,6 +40,7 @@ class FieldRole(StrEnum):
     email = "email"
     phone = "phone"
     url = "url"
+    hostname = "hostname"
     money = "money"
     currency = "currency"
     quantity = "quantity"

@@ -9,7 +9,7 @@ in it. The vocabulary is small on purpose (``FieldRole``):
   category-like value: a type, a tag, a department);
 - places: ``city``, ``country``, ``country_code`` (ISO 3166 alpha-2), ``airport_code`` (IATA),
   ``address``, ``postcode``, ``region``, ``latitude``, ``longitude``;
-- contact: ``email``, ``phone``, ``url``;
+- contact: ``email``, ``phone``, ``url``, ``hostname`` (a domain name: a DNS zone, a tenant's host alias);
 - amounts: ``money`` (``unit`` names the currency when the document does), ``currency``
   (ISO 4217), ``quantity`` (a count with a realistic range: ``minimum``/``maximum``),
   ``percentage``, ``rating``, ``duration``;

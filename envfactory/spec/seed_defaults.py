@@ -14,6 +14,7 @@ from typing import Any
 
 from .model import EntitySpec, FieldSpec, FieldType, GeneratorSpec
 from .roles import FieldRole, realistic_range
+from .seed_titles import NOTES
 from .seed_vocab import AIRPORTS, DURATIONS, STATUS_FALLBACK, TIMES, labels_for, titles_for
 
 __all__ = ["default_generator", "default_id_prefix"]
@@ -77,6 +78,7 @@ _STRINGS: dict[FieldRole, dict[str, Any]] = {
     FieldRole.username: {"kind": "faker", "provider": "user_name"},
     FieldRole.phone: {"kind": "pattern", "pattern": "+1-###-###-####"},
     FieldRole.url: {"kind": "faker", "provider": "url"},
+    FieldRole.hostname: {"kind": "faker", "provider": "domain_name"},
     FieldRole.city: {"kind": "faker", "provider": "city"},
     FieldRole.country: {"kind": "faker", "provider": "country"},
     FieldRole.country_code: {"kind": "faker", "provider": "country_code"},
@@ -89,7 +91,7 @@ _STRINGS: dict[FieldRole, dict[str, Any]] = {
     FieldRole.time: {"kind": "choice", "values": TIMES},
     FieldRole.reference: {"kind": "pattern", "pattern": "??####", "value": "upper"},
     FieldRole.code: {"kind": "pattern", "pattern": "??####", "value": "upper"},
-    FieldRole.sentence: {"kind": "faker", "provider": "sentence"},
+    FieldRole.sentence: {"kind": "choice", "values": NOTES},
     FieldRole.paragraph: {"kind": "faker", "provider": "paragraph"},
 }
 
@@ -227,7 +229,8 @@ def _shaped(entity: EntitySpec, f: FieldSpec, clock: dt.datetime) -> GeneratorSp
         }
     else:
         props = {
-            "name": GeneratorSpec(kind="choice", values=titles_for(entity.name, f.name)),
+            # a nested stub is spelled into env.yaml: a short list keeps the file readable
+            "name": GeneratorSpec(kind="choice", values=titles_for(entity.name, f.name)[:12]),
             "note": GeneratorSpec(kind="faker", provider="sentence"),
         }
     return GeneratorSpec(kind="object", properties=props)

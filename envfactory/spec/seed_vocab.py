@@ -6,6 +6,17 @@ Plain data (lists of strings): the seed defaults turn them into ``choice`` gener
 
 from __future__ import annotations
 
+from .seed_titles import (
+    CALENDAR_TITLES,
+    COURSE_TITLES,
+    DOC_TITLES,
+    EVENT_TITLES,
+    GENERIC_TITLES,
+    PLACE_TITLES,
+    TASK_TITLES,
+    VEHICLE_TITLES,
+)
+
 __all__ = ["AIRPORTS", "DURATIONS", "LABELS", "STATUS_FALLBACK", "TIMES", "labels_for", "titles_for"]
 
 AIRPORTS = [
@@ -146,52 +157,6 @@ _PETS = [
     "Rosie",
     "Tucker",
 ]
-_EVENTS = [
-    "Team sync",
-    "Quarterly review",
-    "Project kickoff",
-    "Design critique",
-    "One-on-one",
-    "Sprint planning",
-    "Client call",
-    "Budget review",
-    "Product demo",
-    "All-hands meeting",
-    "Onboarding session",
-    "Retrospective",
-    "Lunch and learn",
-    "Board meeting",
-    "Interview: backend engineer",
-]
-_TASKS = [
-    "Update the onboarding guide",
-    "Fix the login timeout",
-    "Draft the Q3 newsletter",
-    "Review vendor contract",
-    "Prepare launch checklist",
-    "Migrate the billing database",
-    "Order new office chairs",
-    "Write release notes",
-    "Schedule user interviews",
-    "Clean up the backlog",
-    "Renew the SSL certificate",
-    "Plan the team offsite",
-    "Reconcile March invoices",
-    "Translate the help center",
-    "Test the mobile app",
-]
-_DOCS = [
-    "Q3 budget.xlsx",
-    "Board deck.pdf",
-    "Meeting notes.docx",
-    "Travel itinerary.pdf",
-    "Brand guidelines.pdf",
-    "Invoice 2041.pdf",
-    "Team photo.jpg",
-    "Project plan.docx",
-    "Customer list.csv",
-    "Contract draft.docx",
-]
 _CATEGORIES = [
     "Electronics",
     "Home & Kitchen",
@@ -219,18 +184,6 @@ _MUSIC = [
     "Neon Skies",
     "Long Way Home",
     "Blue Monday",
-]
-_GENERIC = [
-    "Spring campaign",
-    "Annual plan",
-    "Welcome pack",
-    "Starter bundle",
-    "Weekend special",
-    "Family package",
-    "Gold membership",
-    "Basic plan",
-    "Holiday offer",
-    "Standard service",
 ]
 
 LABELS: dict[str, list[str]] = {
@@ -296,18 +249,12 @@ def titles_for(entity: str, field: str) -> list[str]:
         return _PETS
     if words & {"product", "item", "sku", "variant", "listing", "catalog", "merchandise", "article", "line"}:
         return [f"{a} {p}" for a in _ADJ for p in _PRODUCT]
-    if words & {
-        "event",
-        "meeting",
-        "appointment",
-        "calendar",
-        "session",
-        "booking",
-        "schedule",
-        "entry",
-        "class",
-    }:
-        return _EVENTS
+    if words & {"course", "lesson", "module", "subject", "curriculum", "classroom"}:
+        return COURSE_TITLES
+    if words & {"calendar"}:
+        return CALENDAR_TITLES
+    if words & {"event", "meeting", "appointment", "session", "booking", "schedule", "entry", "class"}:
+        return EVENT_TITLES
     if words & {
         "task",
         "todo",
@@ -320,9 +267,13 @@ def titles_for(entity: str, field: str) -> list[str]:
         "milestone",
         "todolist",
     }:
-        return _TASKS
+        return TASK_TITLES
     if words & {"file", "document", "attachment", "folder", "doc"}:
-        return _DOCS
+        return DOC_TITLES
+    if words & {"device", "vehicle", "tracker", "car", "truck", "fleet", "asset"}:
+        return VEHICLE_TITLES
+    if words & {"geofence", "site", "warehouse", "depot", "branch", "venue", "store", "location", "place"}:
+        return PLACE_TITLES
     if words & {"room"}:
         return [
             "Standard Double Room",
@@ -332,7 +283,7 @@ def titles_for(entity: str, field: str) -> list[str]:
             "Family Room",
             "Single Room",
         ]
-    if words & {"rate", "plan", "fare", "tariff"}:
+    if words & {"rate", "fare", "tariff"}:
         return [
             "Flexible rate",
             "Non-refundable saver",
@@ -344,7 +295,7 @@ def titles_for(entity: str, field: str) -> list[str]:
         return _CATEGORIES
     if words & {"track", "song", "album", "playlist", "episode", "show", "podcast", "artist"}:
         return _MUSIC
-    return _GENERIC
+    return GENERIC_TITLES
 
 
 def labels_for(field: str) -> list[str]:

@@ -266,13 +266,16 @@ def _harder_depth(plan: Plan, outputs: list[Any], spec: EnvSpec) -> Plan | None:
     """Add a dependent look-up: a goal's row references another entity; ask about that too."""
     gets = {t.entity: t for t in spec.tools if t.kind == ToolKind.get}
     have = {(s.tool, repr(s.args)) for s in plan.steps}
+    # a row the user describes is one they know: asking to look it up again is no request a person
+    # makes ('create an item in my shop at acme.com ... then look up the shop of that item')
+    seen = {k.split("#", 1)[0].split(".", 1)[0] for k in plan.user_facts}
     for g in reversed(plan.goal_steps):
         out = outputs[g] if g < len(outputs) else None
         if not isinstance(out, dict) or "items" in out or "deleted" in out:
             continue
         ent = spec.entity(spec.tool(plan.steps[g].tool).entity)
         for f in ent.fields:
-            if f.ref and f.ref in gets and out.get(f.name) is not None:
+            if f.ref and f.ref in gets and f.ref not in seen and out.get(f.name) is not None:
                 gt = gets[f.ref]
                 key = gt.key_param
                 if key is None:  # a singleton's get takes no id

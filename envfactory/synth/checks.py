@@ -20,8 +20,16 @@ from ..reward import normalize_text, score_trajectory
 from ..spec import EnvSpec, Task, ToolKind
 from ..text import format_answer, format_plain
 from .decontam import DEFAULT_THRESHOLD, NgramIndex
-from .invariants import GoldView, goal_mismatches, internal_ids, invented_args, says_answer, unused_calls
-from .phrasing import ftype, id_like, parse_fact_key, say_value
+from .invariants import (
+    GoldView,
+    goal_mismatches,
+    internal_ids,
+    invented_args,
+    says_answer,
+    unsayable_facts,
+    unused_calls,
+)
+from .phrasing import clock_year, ftype, id_like, parse_fact_key, say_value
 from .selections import candidates_after_facts
 
 __all__ = [
@@ -36,6 +44,7 @@ __all__ = [
     "check_needed",
     "check_resolves",
     "check_not_handed_over",
+    "check_sayable",
     "run_checks",
     "user_words",
     "DESCRIPTION_OVERLAP",
@@ -50,6 +59,7 @@ CHECKS = (
     "needed",
     "resolves",
     "not_handed_over",
+    "sayable",
     "decontaminated",
 )
 DESCRIPTION_OVERLAP = 0.6
@@ -122,7 +132,9 @@ def check_not_presatisfied(task: Task, env: Any | None = None) -> Finding:
 def _value_forms(spec: EnvSpec | None, entity: str | None, fname: str, v: Any) -> set[str]:
     forms = {normalize_text(format_answer(v)), normalize_text(str(v))}
     if spec is not None and entity:
-        forms.add(normalize_text(say_value(ftype(spec, entity, fname), fname, v)))
+        ft = ftype(spec, entity, fname)
+        forms.add(normalize_text(say_value(ft, fname, v)))
+        forms.add(normalize_text(say_value(ft, fname, v, clock_year(spec))))
     return {f for f in forms if f}
 
 
@@ -279,6 +291,12 @@ def check_not_handed_over(task: Task) -> Finding:
     return Finding("not_handed_over", not bad, f"the user already says {bad[0]!r}" if bad else "")
 
 
+def check_sayable(task: Task, spec: EnvSpec) -> Finding:
+    """Every fact the user states is one a person knows and says (not filler, a stamp or a link)."""
+    bad = unsayable_facts(spec, {**task.persona.known_facts, **task.persona.hidden_facts})
+    return Finding("sayable", not bad, f"no person says {bad[0]}" if bad else "")
+
+
 def run_checks(
     task: Task,
     env: Any,
@@ -301,6 +319,7 @@ def run_checks(
         lambda: check_needed(task, spec),
         lambda: check_resolves(task, spec, state),
         lambda: check_not_handed_over(task),
+        lambda: check_sayable(task, spec),
         lambda: check_decontaminated(task, index),
     ):
         f = run()

@@ -13,9 +13,10 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from ..graph.plan import is_ref
-from ..spec import EnvSpec, FieldType, ToolKind
+from ..spec import EnvSpec, FieldType, ToolKind, states_value
 from ..text import article, format_answer, humanize, join_phrases, paraphrases, phrases, plural
 from .phrasing import (
+    clock_year,
     describe,
     ftype,
     id_like,
@@ -77,7 +78,9 @@ def _write_values(r: _Realizer, t: Any, st: Any, hidden: dict[str, Any], *, to: 
         f = p.field or pname
         ft = ftype(r.spec, t.entity, f) or p.type
         if to:
-            bits.append(f"{spoken_label(r.spec, t.entity, f, r.rng)} to {say_value(ft, f, arg)}")
+            bits.append(
+                f"{spoken_label(r.spec, t.entity, f, r.rng)} to {say_value(ft, f, arg, clock_year(r.spec))}"
+            )
         else:
             bits.append(value_phrase(r.spec, t.entity, f, arg, ft, r.rng))
     return bits
@@ -162,7 +165,10 @@ def _goal_phrase(
         verb = rng.choice(paraphrases("update_verbs"))
         if not vals:
             return f"{verb} {obj}", []
-        form = rng.choice(paraphrases("update_forms"))
+        forms = paraphrases("update_forms")
+        if obj.endswith((")", "--")):  # not '(patient name X) (zip code to Y)'
+            forms = [f for f in forms if not f.endswith(("({vals})", "-- {vals}"))]
+        form = rng.choice(forms)
         return form.format(verb=verb, vals=join_phrases(vals), obj=obj), []
     if t.kind == ToolKind.delete:
         return f"{rng.choice(paraphrases('delete_verbs'))} {obj}", []
@@ -186,7 +192,11 @@ def _list_phrase(
         if ctx.startswith(one):
             ctx = many_form + ctx[len(one) :]
             break
-    if items and len(items) <= 3 and not (out or {}).get("has_more"):
+    # a count or a per-row answer is about every listed row: only when the words describe them all
+    # (a detail that singles out one of them for a later step is not a filter: 'how many changes
+    # with token X' must not count the rows without it)
+    every = all(it.get(f) == v for f, v in own for it in items)
+    if items and len(items) <= 3 and not (out or {}).get("has_more") and every:
         disp = _list_answer_field(spec, t.entity, items, {f for f, _ in own}, stated)
         if disp:
             tell = rng.choice(paraphrases("tell_me")).format(
@@ -213,7 +223,7 @@ def _list_answer_field(
     ent = spec.entity(entity)
     order = ([ent.display_field] if ent.display_field else []) + [f.name for f in ent.fields]
     for fname in order:
-        if fname in own_fields or id_like(spec, entity, fname):
+        if fname in own_fields or id_like(spec, entity, fname) or not states_value(spec, entity, fname):
             continue
         try:
             ft = ent.field(fname).type
@@ -245,7 +255,7 @@ def _answer_fields(
         if f.name in exclude:
             continue
         v = row.get(f.name)
-        if not _sayable(v) or id_like(spec, entity, f.name):
+        if not _sayable(v) or id_like(spec, entity, f.name) or not states_value(spec, entity, f.name):
             continue
         if f.type in (FieldType.datetime, FieldType.object, FieldType.array, FieldType.boolean):
             continue

@@ -23,9 +23,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
-from ..spec import EnvSpec, FieldType, ToolKind
+from ..spec import EnvSpec, FieldType, ToolKind, names_row, states_value
 from ..text import format_answer
 from .phrasing import ftype, id_like, parse_fact_key, say_value
 
@@ -42,6 +43,7 @@ __all__ = [
     "internal_ids",
     "CONTROL_ARGS",
     "says_answer",
+    "unsayable_facts",
 ]
 
 CONTROL_ARGS = frozenset(
@@ -70,6 +72,9 @@ def value_forms(v: Any, ft: Any = None, fname: str = "") -> set[str]:
             pass
     if isinstance(v, str) and re.fullmatch(r"\d{4}-\d\d-\d\d(T.*)?", v):
         out.add(v[:10])
+        if ft is not None:  # a date of the current year, said without it ('June 3 at 10:00')
+            out.add(say_value(ft, fname, v, int(v[:4])))
+            out.add(say_value(FieldType.date, fname, v[:10], int(v[:4])))
         try:
             out.add(say_value(FieldType.date, fname, v[:10]))
         except (ValueError, TypeError):
@@ -135,23 +140,42 @@ def arg_provenance(spec: EnvSpec, view: GoldView, words: str) -> list[tuple[int,
     text = canon(words)
     nums = _numbers(text)
     out: list[tuple[int, str, str]] = []
-    seen: set[str] = set()
+    seen = _Seen(view.outputs)
     for i, c in enumerate(view.calls):
         try:
             t = spec.tool(c["tool"])
         except KeyError:
             continue
         refs = c.get("refs") or {}
+        seen.upto = i
         for name, v in (c.get("args") or {}).items():
             out.append((i, name, _provenance(spec, t, name, v, refs, text, nums, seen, i)))
-        for s in _scalars(view.outputs[i] if i < len(view.outputs) else None):
-            seen.add(canon(format_answer(s)).strip())
-            seen.add(canon(str(s)).strip())
     return out
 
 
+class _Seen:
+    """The spoken forms of every value the outputs before call ``upto`` hold, read only when an
+    argument was not said (most are, or come by reference), and each output once."""
+
+    def __init__(self, outputs: list[Any]):
+        self.outputs, self.upto, self._read = outputs, 0, 0
+        self._forms: set[str] = set()
+
+    def __and__(self, forms: set[str]) -> set[str]:
+        while self._read < min(self.upto, len(self.outputs)):
+            for s in _scalars(self.outputs[self._read]):
+                self._forms.update(_scalar_forms(s))
+            self._read += 1
+        return forms & self._forms
+
+
+@lru_cache(maxsize=100_000, typed=True)
+def _scalar_forms(s: Any) -> tuple[str, str]:
+    return canon(format_answer(s)).strip(), canon(str(s)).strip()
+
+
 def _provenance(
-    spec: EnvSpec, t: Any, name: str, v: Any, refs: dict, text: str, nums: list[float], seen: set[str], i: int
+    spec: EnvSpec, t: Any, name: str, v: Any, refs: dict, text: str, nums: list[float], seen: _Seen, i: int
 ) -> str:
     r = refs.get(name)
     if r and isinstance(r[0], int) and r[0] < i:
@@ -169,7 +193,7 @@ def _provenance(
         forms = value_forms(x, ft, fname)
         if has_value(text, forms):
             kinds.append("said")
-        elif forms & seen:
+        elif seen & forms:
             kinds.append("seen")
         elif p.default is not None and x == p.default:
             kinds.append("default")
@@ -339,9 +363,12 @@ def resolve_targets(spec: EnvSpec, state: Any, facts: dict[str, Any], entity: st
 
 def goal_mismatches(spec: EnvSpec, state: Any, view: GoldView) -> list[str]:
     """Rows a keyed gold call acts on (that exist before the run) which the goal's descriptors do not
-    pick out uniquely: why, per target."""
+    pick out uniquely: why, per target. A row reached from another target's own row ('the traveller
+    of the booking I named': the key is that row's foreign key, not a pick among listed rows) is
+    determined by it and needs no words of its own."""
     out = []
     created: set[Any] = set()
+    determined: set[int] = set()  # steps whose row the goal pins (checked, or reached from one)
     for i, c in enumerate(view.calls):
         try:
             t = spec.tool(c["tool"])
@@ -353,11 +380,20 @@ def goal_mismatches(spec: EnvSpec, state: Any, view: GoldView) -> list[str]:
             if isinstance(o, dict):
                 created.add(o.get(spec.entity(t.entity).primary_key))
             continue
-        if t.kind == ToolKind.list or t.key_param is None:
+        if t.kind == ToolKind.list:
+            out.extend(_count_mismatches(spec, view, i, t))
+            continue
+        if t.key_param is None:
             continue
         key = (c.get("args") or {}).get(t.key_param.name)
         if key is None or key in created or key not in state.by_pk.get(t.entity, {}):
+            determined.add(i)
             continue
+        src = (c.get("refs") or {}).get(t.key_param.name)
+        if src and src[0] in determined and "items" not in src[1:]:
+            determined.add(i)
+            continue
+        determined.add(i)
         picks = resolve_targets(spec, state, view.facts, t.entity)
         if not picks:
             out.append(f"{c['tool']}: nothing in the goal says which {t.entity} ({key})")
@@ -365,6 +401,24 @@ def goal_mismatches(spec: EnvSpec, state: Any, view: GoldView) -> list[str]:
             sizes = "/".join(str(len(p)) for p in picks)
             out.append(f"{c['tool']}: the goal's words pick {sizes} {t.entity} row(s), not just {key}")
     return out
+
+
+def _count_mismatches(spec: EnvSpec, view: GoldView, i: int, t: Any) -> list[str]:
+    """A count the goal asks for ('how many changes with token X') over listed rows that its words do
+    not all describe: the look-up did not filter by what the user said, so the count is of other rows."""
+    o = view.outputs[i] if i < len(view.outputs) else None
+    items = o.get("items") if isinstance(o, dict) else None
+    if not isinstance(items, list) or str(len(items)) not in {str(f).strip() for f in view.required}:
+        return []
+    for k, v in view.facts.items():
+        parsed = parse_fact_key(spec, k)
+        if parsed is None or parsed[0] != "entity" or parsed[1] != t.entity:
+            continue
+        if any(isinstance(it, dict) and it.get(parsed[2]) != v for it in items):
+            return [
+                f"{t.name}: the goal counts {t.entity} rows with {parsed[2]}={v!r}, not every listed row has it"
+            ]
+    return []
 
 
 def _parent_mismatches(
@@ -412,3 +466,27 @@ def internal_ids(spec: EnvSpec, view: GoldView, text: str) -> list[str]:
                     ids.add(v)
     tokens = set(re.findall(r"[A-Za-z0-9_\-]+", text))
     return sorted(v for v in ids if v in tokens)
+
+
+def unsayable_facts(spec: EnvSpec, facts: dict[str, Any]) -> list[str]:
+    """Facts the user states that no person knows or would say (``envfactory.spec.sayable``): a row
+    named by seeded filler, a bookkeeping stamp or a link to the record itself; a new row's detail
+    that is filler or an object. One line per fact: its key and value."""
+    out = []
+    for k, v in facts.items():
+        parsed = parse_fact_key(spec, k)
+        if parsed is None or parsed[0] == "prefer":
+            continue
+        kind, entity, fname = parsed
+        try:
+            ent = spec.entity(entity)
+        except KeyError:
+            continue
+        if not ent.has_field(fname):
+            continue
+        tool = spec.tool(k.split("#", 1)[0].split(".", 1)[0]) if kind == "param" else None
+        naming = tool is None or tool.kind == ToolKind.list
+        ok = names_row(spec, entity, fname) if naming else states_value(spec, entity, fname)
+        if not ok:
+            out.append(f"{k}={str(v)[:40]}")
+    return out

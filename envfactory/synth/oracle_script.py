@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from ..llm import ChatMessage, ToolCall
+from ..reward import fact_in_text
 from ..spec import FieldType, Task, ToolKind
 from ..text import english, format_plain, paraphrases, phrases, plural
 from .user_sim import fact_name, match_asked_facts
@@ -71,14 +72,18 @@ def _purpose(description: str) -> str | None:
         verb = verb[:-1]  # 'Returns a list' -> 'return a list'
     if verb in ("this", "the", "a", "an", "returns", "return", "endpoint", "api"):
         return None
-    return f"{verb} {rest[:1].lower() + rest[1:]}".strip()
+    said = f"{verb} {rest[:1].lower() + rest[1:]}".strip()
+    return re.sub(r"\b(a) (?=[aeio])", r"\1n ", said)  # 'delete an appointment' (documents say 'a')
+
+
+_PAGING = {"limit", "offset", "page", "page_size", "per_page", "cursor", "sort_by", "sort_order", "order"}
 
 
 def _say_args(args: dict[str, Any]) -> str:
     bits = [
         f"{_words(k)} {format_plain(v)}"
         for k, v in args.items()
-        if v not in (None, [], {}) and not isinstance(v, (dict,))
+        if v not in (None, [], {}) and not isinstance(v, (dict,)) and k not in _PAGING
     ][:3]
     return (" with " + ", ".join(bits)) if bits else ""
 
@@ -130,7 +135,7 @@ class _Script:
         self.revealed: set[str] = set()
         self.said: list[str] = []
 
-    def call(self, text: str, tool: str, args: dict[str, Any]) -> None:
+    def call(self, text: str, tool: str, args: dict[str, Any], weight: int | None = None) -> None:
         c = ToolCall(
             id=call_id(self.task.task_id, self.n_call, self.attempt),
             name=tool,
@@ -138,7 +143,9 @@ class _Script:
             raw_arguments=json.dumps(args, ensure_ascii=False),
         )
         self.n_call += 1
-        self.msgs.append(ChatMessage.assistant(text, [c]))
+        m = ChatMessage.assistant(text, [c])
+        m.weight = weight
+        self.msgs.append(m)
 
     def ask(self, keys: list[str]) -> None:
         names = " and the ".join(fact_name(x) for x in keys)
@@ -164,7 +171,11 @@ class _Script:
     def run_step(self, i: int, first: bool) -> None:
         step = self.task.gold[i]
         t = self.env.spec.tool(step.tool)
-        if t.writes and step.role == "goal" and self.rng.random() < self.confirm_rate:
+        if (
+            t.writes
+            and step.role == "goal"
+            and (t.kind == ToolKind.delete or self.rng.random() < self.confirm_rate)
+        ):
             # the tool's verb and the row's noun ('update the task'), not the tool name's first words
             verb = f"{_words(step.tool).split()[0]} the {_words(t.entity)}"
             c = self.rng.choice(phrases("oracle_confirm")).format(verb=verb)
@@ -177,7 +188,7 @@ class _Script:
             if bad is not None:
                 self.recover = False
                 args, arg, message = bad
-                self.call(text, step.tool, args)
+                self.call(text, step.tool, args, weight=0)  # the wrong form is not for learning
                 fix = self.rng.choice(phrases("oracle_recover")).format(
                     arg=_words(arg), value=_sent(step.args[arg]), why=message.split(": ", 1)[-1]
                 )
@@ -189,7 +200,8 @@ class _Script:
         goal_steps = [i for i in steps if self.task.gold[i].role == "goal"]
         s = self.task.gold[(goal_steps or steps)[-1]] if steps else None
         done = _summary(self.env, s.tool, s.output, s.args) if s else "that is done"
-        facts = [_state_fact(f, self.task.gold) for f in answers]
+        # a count the summary already says ('I found 3 matching statistics') is not said twice
+        facts = [_state_fact(f, self.task.gold) for f in answers if not fact_in_text(f, done)]
         text = self.rng.choice(phrases("oracle_done")).format(done=done)
         if facts:
             text += " " + self.rng.choice(phrases("oracle_facts")).format(facts="; ".join(facts))
@@ -309,7 +321,12 @@ def _summary(env: Any, tool: str, output: Any, args: dict[str, Any] | None = Non
 
 
 def _state_fact(fact: str, gold: list[Any]) -> str:
-    """'booking id: BK00012' when a gold output holds the fact under a key, else the fact itself."""
+    """'booking id: BK00012' when a gold output holds the fact under a key, '3 in all' when it is the
+    number of rows a look-up found (not 'id: 3' because some row's id happens to be 3), else the fact."""
+    for step in reversed(gold):
+        out = step.output
+        if isinstance(out, dict) and isinstance(out.get("items"), list) and str(len(out["items"])) == fact:
+            return f"{fact} in all"
     for step in reversed(gold):
         out = step.output
         if not isinstance(out, dict):

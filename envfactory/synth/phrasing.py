@@ -11,7 +11,7 @@ import random
 import re
 from typing import Any
 
-from ..spec import EnvSpec, FieldType
+from ..spec import EnvSpec, FieldRole, FieldType
 from ..text import (
     count_forms,
     count_phrase,
@@ -37,6 +37,8 @@ __all__ = [
     "describe",
     "superlative",
     "say_value",
+    "clock_year",
+    "quoted",
     "misfit_value",
     "spoken_label",
     "doc_noun",
@@ -136,9 +138,17 @@ def doc_noun(spec: EnvSpec, entity: str) -> str | None:
     return " ".join(w if w.isupper() else w.lower() for w in words)
 
 
-def say_value(ft: FieldType | None, fname: str, v: Any) -> str:
-    """``format_value`` for a field of type ``ft``."""
-    return format_value(ft.value if ft is not None else None, fname, v)
+def say_value(ft: FieldType | None, fname: str, v: Any, this_year: int | None = None) -> str:
+    """``format_value`` for a field of type ``ft`` (a date of ``this_year`` said without it)."""
+    return format_value(ft.value if ft is not None else None, fname, v, this_year)
+
+
+def clock_year(spec: EnvSpec | None) -> int | None:
+    """The year of the environment's clock: the year a person leaves out of a date."""
+    try:
+        return int(spec.clock[:4]) if spec is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def id_like(spec: EnvSpec, entity: str, fname: str) -> bool:
@@ -237,7 +247,7 @@ def value_phrase(
     at 10:00"; with ``rng``, in one of several orders ("June 3, 2026 as the pickup time")."""
     f = english().fields
     ft = ft or ftype(spec, entity, fname)
-    val = say_value(ft, fname, v)
+    val = quoted(spec, entity, fname, say_value(ft, fname, v, clock_year(spec)))
     lab = spoken_label(spec, entity, fname, rng)
     count = count_phrase(fname, v)
     if count is not None:
@@ -255,6 +265,17 @@ def value_phrase(
     if rng is not None and lab:
         return rng.choice(paraphrases("value_forms")).format(lab=lab, val=val)
     return f"{lab} {val}"
+
+
+def quoted(spec: EnvSpec, entity: str, fname: str, val: str) -> str:
+    """A note or a reason in quotes, without its full stop ('with the note "Call first"'): a
+    sentence inside a sentence."""
+    try:
+        ent = spec.entity(entity)
+        role = ent.role_of(ent.field(fname))
+    except KeyError:
+        return val
+    return f'"{val.rstrip(".")}"' if role == FieldRole.sentence and " " in val else val
 
 
 def fact_phrase(spec: EnvSpec, entity: str, fname: str, v: Any, rng: random.Random | None = None) -> str:
@@ -294,6 +315,7 @@ def describe(
     alt = doc_noun(spec, entity) if doc_words and rng is not None else None
     doc_named = bool(alt) and rng is not None and rng.random() < 0.5
     adjs: list[str] = []
+    named = ""  # a row's own name, said right after its noun ('the course Biology 101')
     post: list[str] = []  # at most one yes/no field said after the noun ('that isn't raw')
     place: list[tuple[int, str]] = []
     rest: list[str] = []
@@ -304,7 +326,7 @@ def describe(
         seen_fields.add(f)
         ft = ftype(spec, entity, f)
         if f in fields.state_fields and ft == FieldType.enum and not adjs:
-            adjs.append(say_value(ft, f, v))
+            adjs.append(say_value(ft, f, v, clock_year(spec)))
         elif ft == FieldType.boolean or isinstance(v, bool):
             form = rng.choice(paraphrases("bool_yes" if v else "bool_no")) if rng is not None else "pre:"
             if form.startswith("pre:") or post:
@@ -312,29 +334,51 @@ def describe(
             else:
                 post.append(form.format(lab=label(spec, entity, f)))
         elif f in places:
-            place.append((places.index(f), say_value(ft, f, v)))
+            place.append((places.index(f), say_value(ft, f, v, clock_year(spec))))
+        elif rng is not None and not named and _own_name(spec, entity, f) and rng.random() < 0.7:
+            named = rng.choice(paraphrases("named")).format(val=say_value(ft, f, v))
         elif rng is not None and isinstance(v, str) and _SELF_EVIDENT.match(v) and rng.random() < 0.5:
-            rest.append(say_value(ft, f, v))  # an email or a web address says what it is
+            rest.append(say_value(ft, f, v))  # an email, a web address or a domain says what it is
         else:
             rest.append(fact_phrase(spec, entity, f, v, rng))
     if rng is not None and article == "the" and not is_person_entity(spec.entity(entity)):
         article = rng.choice(paraphrases("articles"))
     if doc_named and alt and not set(" ".join(adjs).lower().split()) & set(alt.lower().split()):
         noun = alt  # not 'the scheduled scheduled flight'
-    s = f"{article} {' '.join(adjs) + ' ' if adjs else ''}{noun}"
+    s = f"{article} {' '.join(adjs) + ' ' if adjs else ''}{noun}{named}"
     if place:
         s += " in " + ", ".join(p for _, p in sorted(place))
     s += "".join(post)
     if rest:
         if rng is not None:
             rng.shuffle(rest)
-        s += (rng.choice(paraphrases("with")) if rng is not None else " with ") + join_phrases(rest)
+        joint = rng.choice(paraphrases("with")) if rng is not None else " with "
+        if joint.strip() in ("(", "--"):  # details in brackets: a list, not a clause
+            close = ")" if joint.strip() == "(" else " --"
+            s += joint + ", ".join(x.replace(": ", " ") for x in rest) + close
+        else:
+            s += joint + join_phrases(rest)
     if phrase:
         s += f" ({phrase})"
     return s.strip()
 
 
-_SELF_EVIDENT = re.compile(r"^(https?://\S+|[\w.+-]+@[\w-]+(\.[\w-]+)+)$")
+def _own_name(spec: EnvSpec, entity: str, fname: str) -> bool:
+    """Whether ``fname`` is what a row of ``entity`` is called (its display field, a title or an
+    organisation's name), so a person says it as a name rather than as 'name X'."""
+    try:
+        ent = spec.entity(entity)
+        f = ent.field(fname)
+    except KeyError:
+        return False
+    role = ent.role_of(f)
+    return fname == ent.display_field or (
+        role in (FieldRole.title, FieldRole.organisation)
+        and fname.split("_")[-1] in ("name", "title", "summary")
+    )
+
+
+_SELF_EVIDENT = re.compile(r"^(https?://\S+|[\w.+-]+@[\w-]+(\.[\w-]+)+|([a-z0-9-]+\.)+[a-z]{2,})$")
 
 
 def superlative(fname: str, low: bool, spec: EnvSpec | None = None, entity: str = "") -> str:

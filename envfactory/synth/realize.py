@@ -27,7 +27,7 @@ from typing import Any
 from ..graph import GoldResult
 from ..graph.plan import REF, is_ref
 from ..spec import EnvSpec, Persona, SubGoal, ToolKind
-from ..text import format_answer, implausible_count, join_phrases, paraphrases, phrases
+from ..text import format_answer, humanize, implausible_count, join_phrases, paraphrases, phrases
 from .goal_phrases import _goal_phrase, _write_phrase
 from .phrasing import (
     describe,
@@ -255,11 +255,17 @@ class _Realizer:
                     )
 
     def _persona_name(self) -> str:
-        """The person row the plan is about, else a seeded Faker name."""
+        """The person row the plan is about, else a seeded Faker name. Not a person whose own details
+        the goal asks for or whose record it deletes: no one asks for their own phone number."""
         spec, gold = self.spec, self.gold
+        about = {
+            spec.tool(self.plan.steps[g].tool).entity
+            for g in self.plan.goal_steps
+            if spec.tool(self.plan.steps[g].tool).kind in (ToolKind.get, ToolKind.list, ToolKind.delete)
+        }
         for i, st in enumerate(self.plan.steps):
             t = spec.tool(st.tool)
-            if not is_person_entity(spec.entity(t.entity)) or i >= len(gold.calls):
+            if not is_person_entity(spec.entity(t.entity)) or i >= len(gold.calls) or t.entity in about:
                 continue
             out = gold.calls[i].output or {}
             row = None
@@ -281,18 +287,19 @@ class _Realizer:
     def _hide(self) -> None:
         """Parameter omission: hold back some facts; the user reveals them when asked."""
         rng, hidden, known = self.rng, self.hidden, self.known
+        own = set(self.persona_name.split())  # no one holds back their own name
         for tool, facts in self.param_facts.items():
             if self.spec.tool(tool).kind != ToolKind.create:
                 continue  # an update or action must say what it sets; only a new row's details may wait
             for k, _, v in facts:
                 if len(known) - len(hidden) > 2 and rng.random() < self.hide_rate and len(hidden) < 2:
-                    if _askable(k):
+                    if _askable(k) and str(v) not in own:
                         hidden[k] = v
         sel_keys = {s.fact_key for s in self.selections}
         for facts in self.entity_facts.values():
             if len(facts) >= 3 and rng.random() < self.hide_rate and len(hidden) < 2:
                 k = facts[-1][0]
-                if k not in sel_keys and _askable(k):
+                if k not in sel_keys and _askable(k) and str(known[k]) not in own:
                     hidden[k] = known[k]
         if hidden:
             self.rules.append("parameter_omission")
@@ -374,20 +381,29 @@ class _Realizer:
             ):
                 ctx_ents.append(e)
         setup_bits = self._setup_bits(anc, used_setup, ctx_ents)
+        hops = self._hops(st, t)
         ctx = ""
         if ctx_ents:
-            ctx = self.rng.choice(paraphrases("links")) + self.rng.choice(paraphrases("links")).join(
-                describe(
-                    spec,
-                    _ent_of(e),
-                    self._efacts(e) if e not in described else [],
-                    "the",
-                    self.extra_phrase.get(_ent_of(e), "") if e not in described else "",
-                    self.rng,
-                    doc_words=True,
+            pieces = []
+            for e in ctx_ents[:3]:
+                if e in hops:  # 'bookings of the traveller on that reservation', not 'of that reservation'
+                    pieces.append(f"the {humanize(hops[e])}")
+                if e in described:
+                    # said before: 'that booking' pins it, and with it the rows it hangs from
+                    pieces.append(f"that {humanize(_ent_of(e))}")
+                    break
+                pieces.append(
+                    describe(
+                        spec,
+                        _ent_of(e),
+                        self._efacts(e),
+                        "the",
+                        self.extra_phrase.get(_ent_of(e), ""),
+                        self.rng,
+                        doc_words=True,
+                    )
                 )
-                for e in ctx_ents[:3]
-            )
+            ctx = self.rng.choice(paraphrases("links")) + self.rng.choice(paraphrases("links")).join(pieces)
             described.update(ctx_ents[:3])
         own = self._efacts(inst_of[g]) if inst_of[g] not in described else []
         described.add(inst_of[g])
@@ -407,6 +423,23 @@ class _Realizer:
             self.rules.append("action_compression")
             phrase = join_phrases(setup_bits) + self.rng.choice(paraphrases("setup_joins")) + phrase
         return phrase, steps, reveals, ans
+
+    def _hops(self, st: Any, t: Any) -> dict[str, str]:
+        """Rows this step reaches through another row's foreign key to a third entity: instance of the
+        row read -> the entity its key points at (a booking's traveller, a position's device)."""
+        out: dict[str, str] = {}
+        for v in st.args.values():
+            if not is_ref(v):
+                continue
+            src, *path = v[REF]
+            names = [x for x in path if isinstance(x, str) and x != "items"]
+            src_ent = self.spec.entity(self.spec.tool(self.plan.steps[src].tool).entity)
+            if not names or names[-1] == src_ent.primary_key or not src_ent.has_field(names[-1]):
+                continue
+            ref = src_ent.field(names[-1]).ref
+            if ref and ref not in (t.entity, src_ent.name):
+                out[self.inst_of[src]] = ref
+        return out
 
     def _setup_bits(self, anc: list[int], used_setup: set[int], ctx_ents: list[str]) -> list[str]:
         """Set-up writes among a goal's ancestors, each said once ("create a trip and ...")."""

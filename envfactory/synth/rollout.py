@@ -248,6 +248,8 @@ def message_dict(m: ChatMessage) -> dict[str, Any]:
         out["tool_calls"] = [c.to_openai() for c in m.tool_calls]
     if m.role == "tool":
         out["tool_call_id"] = m.tool_call_id
+    if m.role == "assistant" and m.weight is not None:
+        out["weight"] = m.weight
     return out
 
 
@@ -282,7 +284,9 @@ def _run_calls(
             )
         )
         n_call += 1
-    history.append(ChatMessage.assistant(m.text or None, ided))
+    said = ChatMessage.assistant(m.text or None, ided)
+    said.weight = m.weight
+    history.append(said)
     for c in ided:
         if c.parse_error:
             ok, res = (

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..graph import GoldResult
 from ..graph.plan import iter_refs
-from ..spec import EnvSpec, FieldType
+from ..spec import EnvSpec, FieldType, is_stamp, names_row
 from ..text import english
 from .phrasing import id_like, parse_fact_key, superlative, usable
 
@@ -97,7 +97,7 @@ def _extreme(spec: EnvSpec, ent: Any, row: dict[str, Any], items: list[dict]) ->
     for f in ent.fields:
         if f.type not in (FieldType.number, FieldType.integer, FieldType.date, FieldType.datetime):
             continue
-        if id_like(spec, ent.name, f.name):
+        if id_like(spec, ent.name, f.name) or is_stamp(f.name):
             continue
         raw = [it.get(f.name) for it in items]
         if any(v is None for v in raw) or row.get(f.name) is None:
@@ -115,7 +115,7 @@ def _unique_fact(spec: EnvSpec, ent: Any, row: dict[str, Any], items: list[dict]
     first = english().fields.identifying + (ent.display_field or "",)
     order = sorted(ent.fields, key=lambda f: (f.name not in first, f.type in (FieldType.boolean,)))
     for f in order:
-        if id_like(spec, ent.name, f.name) or f.type in (FieldType.object, FieldType.array):
+        if id_like(spec, ent.name, f.name) or not names_row(spec, ent.name, f.name):
             continue
         v = row.get(f.name)
         if v is None or not usable(v):

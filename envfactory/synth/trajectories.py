@@ -14,9 +14,10 @@ One row per kept trajectory, the same columns in every split:
 - provenance: domain, env, source docs, task id, seed, difficulty, checks passed, the policy
   (``oracle`` or ``teacher:<model>``), attempts, transport.
 
-Splits (``assign_split``): ``eval`` holds out whole environments, chosen by a hash of
-``domain/env`` (``eval_envs``), so no environment in eval appears in sft or rl; the other
-tasks go to ``rl`` or ``sft`` by a hash of the task id (``rl_fraction``).
+Splits (``assign_split``): ``eval`` holds out whole APIs, chosen by a hash (``eval_envs``): the
+environments built from one document (or sharing one: a merged pair shares its tables) are held out
+together, so no table in eval appears in sft or rl; the other tasks go to ``rl`` or ``sft`` by a hash
+of the task id (``rl_fraction``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "EVAL_SALT",
     "env_id_of",
     "eval_envs",
+    "api_groups",
     "assign_split",
     "build_row",
     "build_rl_row",
@@ -56,21 +58,51 @@ def _unit(salt: str, key: str) -> float:
     return int.from_bytes(hashlib.sha256((salt + key).encode()).digest()[:8], "big") / 2**64
 
 
-def eval_envs(env_ids: list[str], *, fraction: float = 0.2) -> set[str]:
-    """Environments held out for eval, whole: those whose hash ``_unit(EVAL_SALT, "domain/env")`` is below
-    ``fraction``. An environment's side never depends on which others exist, so adding a domain does
-    not move anyone. With two or more environments at least one is held out (the lowest hash) and at
-    least one stays in training (the highest); with one environment nothing is held out."""
+def api_groups(sources: dict[str, list[str]]) -> dict[str, str]:
+    """Each environment's API: environments that share a source document are one API (one document
+    split into several environments, or two documents merged into one), named by the API's first
+    document in sorted order. An environment with no sources is its own API."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for env, docs in sources.items():
+        nodes = [f"doc:{d}" for d in docs if d != "hand-written"] or [f"env:{env}"]
+        for d in nodes[1:]:
+            parent[find(d)] = find(nodes[0])
+        parent[find(f"env:{env}")] = find(nodes[0])
+    members: dict[str, list[str]] = {}
+    for x in list(parent):
+        members.setdefault(find(x), []).append(x)
+    # named by its first document ('doc:' sorts before 'env:'), or the environment itself
+    name = {root: min(ms).split(":", 1)[1] for root, ms in members.items()}
+    return {env: name[find(f"env:{env}")] for env in sources}
+
+
+def eval_envs(
+    env_ids: list[str], *, fraction: float = 0.2, sources: dict[str, list[str]] | None = None
+) -> set[str]:
+    """Environments held out for eval, whole APIs at a time: an API (``api_groups`` of ``sources``,
+    env id -> its source documents; without it each environment is its own API) is held out when
+    ``_unit(EVAL_SALT, api)`` is below ``fraction``. An API's side never depends on which others
+    exist, so adding a domain does not move anyone. With two or more APIs at least one is held out
+    (the lowest hash) and at least one stays in training (the highest); with one, nothing is."""
     ids = sorted(set(env_ids))
-    if len(ids) < 2 or fraction <= 0:
+    api = api_groups({e: (sources or {}).get(e, []) for e in ids})
+    apis = sorted(set(api.values()))
+    if len(apis) < 2 or fraction <= 0:
         return set()
-    ranked = sorted(ids, key=lambda e: _unit(EVAL_SALT, e))
-    held = {e for e in ids if _unit(EVAL_SALT, e) < fraction}
+    ranked = sorted(apis, key=lambda a: _unit(EVAL_SALT, a))
+    held = {a for a in apis if _unit(EVAL_SALT, a) < fraction}
     if not held:
         held = {ranked[0]}
-    if len(held) == len(ids):
+    if len(held) == len(apis):
         held.discard(ranked[-1])
-    return held
+    return {e for e in ids if api[e] in held}
 
 
 def assign_split(task: Task, held_out: set[str], *, rl_fraction: float = 0.25) -> str:

@@ -51,6 +51,8 @@ def fact_name(key: str) -> str:
     -> "passengers" (a tool's parameter needs no tool name)."""
     owner, _, field = key.split("#", 1)[0].rpartition(".")
     words = field.replace("-", "_").split("_")
+    if len(words) > 1 and words[0] in ("is", "has"):
+        words = words[1:] + ["flag"]  # 'the purchase late flag is yes', not 'the purchase is late is yes'
     if owner and owner.split("_")[0] not in english().questions.tool_verbs:
         return " ".join(owner.split("_") + words)
     # a tool's parameter: named by the thing the tool makes ('create_file.name' -> "file name")

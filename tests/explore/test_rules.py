@@ -637,3 +637,36 @@ def test_pay_verb_with_an_amount_lowers_a_balance():
         ("fines_due_cents", "gte", "amount_cents")
     ]
     assert t.param("amount_cents").field is None
+
+
+def test_a_root_no_one_can_tell_apart_is_seeded_once():
+    # PowerDNS's server is known by links and a type: sixty of them would make every request about one
+    # a person cannot name; a hotel (a name) keeps its rows
+    from envfactory.explore.seeding import seed_recipe
+    from envfactory.spec import EntitySpec, FieldSpec, FieldType
+
+    server = EntitySpec(
+        name="server",
+        primary_key="id",
+        fields=[
+            FieldSpec(name="id", type=FieldType.string),
+            FieldSpec(name="url", type=FieldType.string),
+            FieldSpec(name="daemon_type", type=FieldType.string),
+        ],
+    )
+    hotel = EntitySpec(
+        name="hotel",
+        primary_key="id",
+        fields=[FieldSpec(name="id", type=FieldType.string), FieldSpec(name="name", type=FieldType.string)],
+    )
+    zone = EntitySpec(
+        name="zone",
+        primary_key="id",
+        fields=[
+            FieldSpec(name="id", type=FieldType.string),
+            FieldSpec(name="server_id", type=FieldType.string, ref="server"),
+        ],
+    )
+    seed = seed_recipe([server, hotel, zone], {}, seed=0, clock="2026-06-01T09:00:00")
+    assert seed.entities["server"].rows == 1
+    assert seed.entities["hotel"].rows > 10 and seed.entities["zone"].rows > 10

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_an_action_driven_only_by_arguments_is_never_sampled_without_them():
     # PowerDNS POST /zones/{zone_id}/metadata: the action writes the 'metadata' argument and nothing else
-    env = load_environment(ROOT / "domains" / "utilities" / "utilities_zones_and_metadata")
+    env = load_environment(ROOT / "domains" / "utilities" / "power_dns_authoritative")
     tool = env.spec.tool("metadata_zone")
     driven = {e.param for e in tool.effects}
     assert driven and all(driven)

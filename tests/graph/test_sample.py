@@ -185,3 +185,101 @@ def test_sampler_settings_come_from_the_config(shop_env):
     assert all(p.chain_length() <= 2 for p in plans)
     with pytest.raises(ValueError):
         SamplerConfig(p_branch=1.5)
+
+
+def test_goals_are_drawn_document_by_document_not_tool_by_tool(trip_desk_env, shop_env):
+    # trip_desk documents 30-odd tools, the shop 7: drawn by tool, the shop would get a fifth of the
+    # plans; drawn by document, each gets about half
+    assert len(trip_desk_env.spec.tools) > 3 * len(shop_env.spec.tools)
+    sampler = TopologySampler([trip_desk_env, shop_env], seed=4)
+    try:
+        plans = sampler.sample_many(300)
+    finally:
+        sampler.close()
+    share = sum(p.env == shop_env.spec.name for p in plans) / len(plans)
+    assert 0.4 <= share <= 0.6, share
+
+
+GADGETS = {
+    "name": "gadgets",
+    "domain": "test",
+    "clock": "2026-06-01T09:00:00",
+    "entities": [
+        {
+            "name": "gadget",
+            "primary_key": "gadget_id",
+            "fields": [
+                {"name": "gadget_id", "type": "string", "id_prefix": "GD"},
+                {"name": "title", "type": "string"},
+                {"name": "code_word", "type": "string"},  # no role: seeded with catch-phrases
+                {"name": "status", "type": "enum", "enum": ["draft", "live", "retired"]},
+            ],
+        }
+    ],
+    "tools": [
+        {
+            "name": "list_gadgets",
+            "kind": "list",
+            "entity": "gadget",
+            "description": "List gadgets.",
+            "params": [
+                {"name": "title", "type": "string", "field": "title"},
+                {"name": "code_word", "type": "string", "field": "code_word"},
+            ],
+        },
+        {
+            "name": "create_gadget",
+            "kind": "create",
+            "entity": "gadget",
+            "description": "Create a gadget.",
+            "params": [
+                {"name": "title", "type": "string", "field": "title"},
+                {"name": "code_word", "type": "string", "field": "code_word"},
+            ],
+        },
+        {
+            "name": "update_gadget",
+            "kind": "update",
+            "entity": "gadget",
+            "description": "Change a gadget.",
+            "params": [
+                {"name": "gadget_id", "type": "string", "key": True, "required": True, "field": "gadget_id"},
+                {"name": "status", "type": "enum", "enum": ["draft", "live", "retired"], "field": "status"},
+                {"name": "code_word", "type": "string", "field": "code_word"},
+            ],
+        },
+    ],
+    "seed": {"entities": {"gadget": {"rows": 40}}},
+}
+
+
+def _intent_plans(env, n=150, seed=6):
+    sampler = TopologySampler([env], seed=seed, config=SamplerConfig(intent_first=True))
+    try:
+        return [sampler.sample() for _ in range(n)]
+    finally:
+        sampler.close()
+
+
+def test_intent_first_plans_say_what_a_person_knows_and_change_what_they_set():
+    from envfactory.graph.plan import is_ref
+    from envfactory.runtime import Environment
+    from envfactory.spec import parse_spec
+
+    env = Environment.from_spec(parse_spec(GADGETS))
+    rows = {}
+    with env.new_session() as s:
+        for r in s.try_call("list_gadgets", {"limit": 100})["result"]["items"]:
+            rows[r["gadget_id"]] = r
+    kinds = set()
+    for p in _intent_plans(env, n=120):
+        for st in p.steps:
+            literal = {k: v for k, v in st.args.items() if not is_ref(v) and k != "limit"}
+            # filler (a field with no role, seeded with catch-phrases) is neither a filter nor a value
+            assert "code_word" not in literal, (st.tool, st.args)
+            kinds.add(st.tool)
+            if st.tool == "create_gadget":
+                assert "title" in literal, st.args  # a new row with no detail is no request
+            if st.tool == "update_gadget" and not is_ref(st.args["gadget_id"]):
+                assert literal["status"] != rows[st.args["gadget_id"]]["status"], st.args
+    assert {"create_gadget", "update_gadget", "list_gadgets"} <= kinds

@@ -244,18 +244,31 @@ components:
 """
 
 
-def test_documents_of_a_domain_build_one_env_with_cross_document_keys(tmp_path):
+def test_documents_of_one_api_folder_build_one_env_with_cross_document_keys(tmp_path):
     res, dom = tmp_path / "resources", tmp_path / "domains"
-    (res / "trips").mkdir(parents=True)
-    (res / "trips" / "trips.yaml").write_text(TRIPS)
-    (res / "trips" / "orders.yaml").write_text(ORDERS)
+    (res / "trips" / "agency").mkdir(parents=True)
+    (res / "trips" / "agency" / "trips.yaml").write_text(TRIPS)
+    (res / "trips" / "agency" / "orders.yaml").write_text(ORDERS)
     report = build_domain("trips", resources_root=res, domains_root=dom, verify=True)
     assert len(report.envs) == 1 and report.envs[0].name.startswith("trips_")
     spec = load_spec(dom / "trips" / report.envs[0].name)
     assert spec.entity("order").field("traveler_id").ref == "traveler"
     assert {"create_order", "list_travelers", "get_traveler"} <= {t.name for t in spec.tools}
-    assert spec.sources == ["resources/trips/orders.yaml", "resources/trips/trips.yaml"]
+    assert spec.sources == ["resources/trips/agency/orders.yaml", "resources/trips/agency/trips.yaml"]
     assert all(d.ok and d.envs == [spec.name] for d in report.documents)
+
+
+def test_two_apis_side_by_side_share_no_table(tmp_path):
+    # two documents beside each other are two APIs: the orders' traveler_id names no table of theirs
+    res, dom = tmp_path / "resources", tmp_path / "domains"
+    (res / "trips").mkdir(parents=True)
+    (res / "trips" / "trips.yaml").write_text(TRIPS)
+    (res / "trips" / "orders.yaml").write_text(ORDERS)
+    report = build_domain("trips", resources_root=res, domains_root=dom, verify=True)
+    specs = [load_spec(dom / "trips" / e.name) for e in report.envs]
+    assert len(specs) == 2 and all(len(s.sources) == 1 for s in specs)
+    orders = next(s for s in specs if s.sources == ["resources/trips/orders.yaml"])
+    assert "traveler" not in {e.name for e in orders.entities}
 
 
 @pytest.mark.parametrize("how", ["domain", "source_folder", "source_file"])

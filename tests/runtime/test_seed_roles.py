@@ -273,3 +273,39 @@ def test_a_code_pattern_on_a_date_status_or_id_field_yields_to_the_role():
     # a code keeps its documented pattern, and so does an id documented as three capitals ('GHB')
     assert all(len(r["seller_id"]) == 3 and r["seller_id"].isupper() for r in rows)
     assert all(len(r["ticket_code"]) == 6 and r["ticket_code"][2] == "-" for r in rows)
+
+
+def test_a_row_that_reaches_one_parent_two_ways_reaches_the_same_one():
+    # a course work points at a course and at a topic; the topic points at a course: the same one
+    spec = {
+        "name": "classes",
+        "domain": "test",
+        "clock": CLOCK,
+        "entities": [
+            {"name": "course", "primary_key": "id", "fields": [{"name": "id", "type": "string"}]},
+            {
+                "name": "topic",
+                "primary_key": "id",
+                "fields": [
+                    {"name": "id", "type": "string"},
+                    {"name": "course_id", "type": "string", "ref": "course"},
+                ],
+            },
+            {
+                "name": "course_work",
+                "primary_key": "id",
+                "fields": [
+                    {"name": "id", "type": "string"},
+                    {"name": "course_id", "type": "string", "ref": "course"},
+                    {"name": "topic_id", "type": "string", "ref": "topic", "nullable": True},
+                ],
+            },
+        ],
+        "tools": [],
+        "seed": {"entities": {"course": {"rows": 30}, "topic": {"rows": 60}, "course_work": {"rows": 200}}},
+    }
+    rows = _rows(parse_spec(spec))
+    course_of = {t["id"]: t["course_id"] for t in rows["topic"]}
+    linked = [w for w in rows["course_work"] if w["topic_id"] is not None]
+    assert len(linked) > 100
+    assert all(course_of[w["topic_id"]] == w["course_id"] for w in linked)

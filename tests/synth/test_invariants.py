@@ -115,6 +115,83 @@ def test_the_resolver_checks_the_parent_rows_a_create_links_to(env, state):
     assert goal_mismatches(env.spec, state, view(wrong))
 
 
+def test_a_row_reached_from_a_named_row_needs_no_words_of_its_own(env, state):
+    # 'my confirmed booking on flight X ... and the traveller of that booking': the traveller is
+    # that booking's own traveller, not a pick among listed rows, so the goal need not describe them
+    flights = {f["flight_id"]: f for f in state.rows["flight"]}
+    b = next(
+        b
+        for b in state.rows["booking"]
+        if sum(x["flight_id"] == b["flight_id"] and x["status"] == b["status"] for x in state.rows["booking"])
+        == 1
+    )
+    facts = {"booking.status": b["status"], "flight.flight_number": flights[b["flight_id"]]["flight_number"]}
+    calls = [
+        {"tool": "get_booking", "args": {"booking_id": b["booking_id"]}, "refs": {}},
+        {
+            "tool": "get_traveler",
+            "args": {"traveler_id": b["traveler_id"]},
+            "refs": {"traveler_id": [0, "traveler_id"]},
+        },
+    ]
+    assert goal_mismatches(env.spec, state, _view(env, calls, facts)) == []
+    # picked from a list instead, the traveller is one of many: the goal must say which
+    calls[1]["refs"] = {"traveler_id": [0, "items", 0, "traveler_id"]}
+    bad = goal_mismatches(env.spec, state, _view(env, calls, facts))
+    assert bad and bad[0].startswith("get_traveler")
+
+
+def test_facts_no_person_says_are_found():
+    import yaml
+
+    from envfactory.spec import parse_spec
+    from envfactory.synth.invariants import unsayable_facts
+
+    spec = parse_spec(
+        yaml.safe_load(
+            """
+name: g
+domain: test
+entities:
+  - name: gadget
+    primary_key: gadget_id
+    fields:
+      - {name: gadget_id, type: string}
+      - {name: title, type: string}
+      - {name: code_word, type: string}
+      - {name: self_link, type: string}
+      - {name: note, type: string}
+tools:
+  - name: list_gadgets
+    kind: list
+    entity: gadget
+    description: List gadgets.
+    params:
+      - {name: note, type: string, field: note}
+  - name: create_gadget
+    kind: create
+    entity: gadget
+    description: Create a gadget.
+    params:
+      - {name: note, type: string, field: note}
+"""
+        )
+    )
+    facts = {
+        "gadget.title": "Spring plan",
+        "gadget.code_word": "Synergized open architecture",  # seeded filler
+        "gadget.self_link": "https://x.example/g/1",  # a link to the record itself
+        "create_gadget.note": "Call first.",  # a note is stated when creating a row ...
+        "list_gadgets.note": "Call first.",  # ... but no one finds a row by it
+    }
+    bad = unsayable_facts(spec, facts)
+    assert sorted(k.split("=")[0] for k in bad) == [
+        "gadget.code_word",
+        "gadget.self_link",
+        "list_gadgets.note",
+    ]
+
+
 def test_a_stock_phrase_that_says_an_answer_is_caught_as_the_audit_finds_it():
     from envfactory.spec import Difficulty, Persona, RewardSpec, SubGoal, Task
     from envfactory.synth.checks import check_not_handed_over
@@ -192,3 +269,29 @@ def test_refusals_are_requests_no_tool_serves(env):
 def test_a_skipped_check_is_reported_as_not_run(env, built):
     findings = run_checks(built.tasks[0], env, NgramIndex(), None)
     assert {f.check for f in findings if not f.ran} == {"resolves", "decontaminated"}
+
+
+def test_a_count_over_rows_the_words_do_not_describe_is_a_mismatch(env, state):
+    # 'how many bookings with status X does this traveller have' answered by counting every booking
+    t = next(
+        t
+        for t in state.rows["traveler"]
+        if len({b["status"] for b in state.rows["booking"] if b["traveler_id"] == t["traveler_id"]}) > 1
+    )
+    mine = [b for b in state.rows["booking"] if b["traveler_id"] == t["traveler_id"]]
+    calls = [
+        {"tool": "search_travelers", "args": {"email": t["email"]}, "refs": {}},
+        {
+            "tool": "list_bookings",
+            "args": {"traveler_id": t["traveler_id"]},
+            "refs": {"traveler_id": [0, "items", 0, "traveler_id"]},
+        },
+    ]
+    facts = {"traveler.email": t["email"], "booking.status": mine[0]["status"]}
+    bad = goal_mismatches(env.spec, state, _view(env, calls, facts, required=[str(len(mine))]))
+    assert bad and "counts booking rows" in bad[0]
+    # the same count without a detail some of the counted rows lack is fine
+    assert (
+        goal_mismatches(env.spec, state, _view(env, calls, {"traveler.email": t["email"]}, [str(len(mine))]))
+        == []
+    )

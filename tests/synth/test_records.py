@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from envfactory.export.shards import read_shards
-from envfactory.synth.trajectories import build_rl_row, build_sharegpt_row, eval_envs, replay_row
+from envfactory.synth.trajectories import api_groups, build_rl_row, build_sharegpt_row, eval_envs, replay_row
 
 from ._fixtures import synth_two_envs, trip_desk, trip_desk_twin
 
@@ -64,6 +64,8 @@ OPENAI_MESSAGE = {
                 "content": {"type": ["string", "null"]},
                 "name": {"type": "string"},
                 "tool_calls": {"type": "array", "items": _TOOL_CALL},
+                # OpenAI's chat fine-tuning format: 0 marks a message not to learn from
+                "weight": {"enum": [0, 1]},
             },
         },
         {
@@ -224,6 +226,27 @@ def test_eval_env_rule_is_stable_and_never_empty_or_total(n):
 
 def test_a_single_environment_is_never_held_out():
     assert eval_envs(["travel/trip_desk"]) == set()
+
+
+def test_environments_that_share_a_document_are_held_out_together():
+    # Sinao split into three environments, and Adyen merged with Sinao into a fourth: one API, whose
+    # tables (Sinao's apps) must not be in training when any of them is in eval
+    sources = {
+        "finance/apps": ["sinao.json"],
+        "finance/invoices": ["sinao.json"],
+        "finance/people": ["sinao.json"],
+        "finance/sweeps": ["adyen.json", "sinao.json"],
+        "travel/traccar": ["traccar.json"],
+        "travel/trip_desk": ["hand-written"],
+        "office/tasks": ["tasks.json"],
+    }
+    assert api_groups(sources)["finance/sweeps"] == "adyen.json" == api_groups(sources)["finance/apps"]
+    assert api_groups(sources)["travel/trip_desk"] == "travel/trip_desk"
+    for frac in (0.1, 0.3, 0.5, 0.7, 0.9):
+        held = eval_envs(list(sources), fraction=frac, sources=sources)
+        finance = {e for e in sources if e.startswith("finance/")}
+        assert finance <= held or not finance & held, (frac, held)
+        assert held and held != set(sources)
 
 
 def test_every_row_replays_and_a_tampered_row_does_not(synth):

@@ -39,6 +39,23 @@ def test_oracle_rollouts_earn_full_reward_and_end_with_the_assistant(env, tasks)
             assert f in tr.messages[-1]["content"]
 
 
+def test_a_call_in_a_wrong_form_carries_weight_0_and_nothing_else_does(env, tasks):
+    # the oracle's deliberate wrong-form call is kept (the recovery after it needs it) but marked, as
+    # OpenAI's fine-tuning format marks a message not to learn from
+    seen = 0
+    for t in tasks:
+        tr = run_rollout(t, env, policy=OraclePolicy(recover_rate=1.0))
+        results = {m["tool_call_id"]: m["content"] for m in tr.messages if m["role"] == "tool"}
+        for m in tr.messages:
+            if m["role"] != "assistant" or not m.get("tool_calls"):
+                assert "weight" not in m
+                continue
+            failed = results[m["tool_calls"][0]["id"]].startswith('{"error"')
+            assert m.get("weight") == (0 if failed else None), m
+            seen += failed
+    assert seen >= 5
+
+
 def test_oracle_asks_for_a_hidden_fact_before_the_call_that_uses_it(env, tasks):
     checked = 0
     for t in tasks:

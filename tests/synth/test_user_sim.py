@@ -104,6 +104,11 @@ def test_fact_names_drop_tool_names_and_instance_suffixes():
     assert fact_name("traveler.email") == "traveler email"
     assert fact_name("create_booking.passengers") == "booking passengers"  # named by what the tool makes
     assert fact_name("flight.departure_time#2") == "flight departure time"
+    # a yes/no field is a flag: 'the purchase late flag is yes', not 'the purchase is late is yes'
+    assert fact_name("create_purchase.is_late") == "purchase late flag"
+    assert match_asked_facts("Could you tell me the purchase late flag?", ["create_purchase.is_late"]) == [
+        "create_purchase.is_late"
+    ]
 
 
 def test_llm_user_words_replies_but_cannot_leak_an_unasked_hidden_fact():

@@ -12,8 +12,8 @@ from envfactory.synth.phrasing import misfit_value, sayable_noun
 
 from ._fixtures import REPO, TRIP_DESK
 
-SECRETS = REPO / "domains" / "utilities" / "utilities_secrets_and_orders"
-TODOS = REPO / "domains" / "office" / "office_todos_and_todolists"
+SECRETS = REPO / "domains" / "utilities" / "barbican"
+TODOS = REPO / "domains" / "office" / "google_tasks"
 FILLER = "Synergized empowering open architecture"
 
 
@@ -64,9 +64,8 @@ def test_rows_and_fields_are_also_named_in_the_documentation_s_words():
     from envfactory.synth.phrasing import doc_noun, spoken_label
 
     secrets, trip = load_environment(SECRETS).spec, load_environment(TRIP_DESK).spec
-    assert (
-        doc_noun(secrets, "zone") == "authoritative DNS zone"
-    )  # "This represents an authoritative DNS Zone."
+    pdns = load_environment(REPO / "domains" / "utilities" / "power_dns_authoritative").spec
+    assert doc_noun(pdns, "zone") == "authoritative DNS zone"  # "This represents an authoritative DNS Zone."
     assert doc_noun(secrets, "container") is None  # "A container of the barbican." says nothing more
     said = {spoken_label(trip, "hotel_reservation", "check_in", random.Random(s)) for s in range(40)}
     assert said == {"check-in date", "arrival date"}  # the label, or the field's own "Arrival date."
