@@ -365,8 +365,12 @@ def _close_diamonds(
             ypk = y_ent.primary_key
             by_x: dict[Any, list[Any]] = {}
             y_up: dict[Any, Any] = {}
-            for r in made[fy.ref]:
-                by_x.setdefault(r.get(up.name), []).append(r[ypk])
+            y_rows = made[fy.ref]
+            y_seed = spec.seed.entities.get(fy.ref)
+            free = len(y_rows) - min(y_seed.spare if y_seed else 0, max(0, len(y_rows) - 1))
+            for n, r in enumerate(y_rows):
+                if n < free:  # a spare row stays unreferenced (EntitySeed.spare)
+                    by_x.setdefault(r.get(up.name), []).append(r[ypk])
                 y_up[r[ypk]] = r.get(up.name)
             rng = random.Random(_stable_seed(spec.seed.seed, ent.name, fy.name, "diamond"))
             for row in table:
