@@ -19,7 +19,7 @@ from .drafts import (
     styled,
 )
 from .entities import EntityDraft, FieldDraft, field_from_schema, props_of, schema_type, unwrap
-from .naming import first_sentence, is_ident, singular, snake
+from .naming import first_sentence, is_ident, plural, singular, snake
 from .resources import PAGING_PARAMS, OpPlan
 
 __all__ = ["draft_action", "prepare_actions", "action_name"]
@@ -318,6 +318,13 @@ def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: se
         if not is_ident(n) or any(p.name == n for p in params) or n == ent.pk:
             continue
         desc = first_sentence(s.get("description"), 160) or param_desc(byname.get(k), "")
+        member = _membership(word, ent, n, s, k in req, desc)
+        if member is not None:  # POST /tasks/{id}/addTag {tag}: the task's tags take the tag
+            taken.add(member[1].field)
+            params.append(member[0])
+            effects.append(member[1])
+            notes.append(member[2])
+            continue
         fname = _named_field(ent, n, s, nouns)
         if fname is not None:
             # read-only in the entity's schema is fine: this operation is how the field gets written
@@ -386,6 +393,38 @@ def _action_writes(plan: OpPlan, ent: EntityDraft, rule, byname: dict, taken: se
             notes.append(f"adds 1 to {c}")
             break
     return params, effects, conds, notes
+
+
+def _membership(
+    word: str, ent: EntityDraft, n: str, s: dict, required: bool, desc: str
+) -> tuple[ParamDraft, Effect, str] | None:
+    """``addFollowers {followers}`` / ``removeTag {tag}`` on an entity with an array field of that
+    name (or its plural), or a body property ``add_<x>``/``remove_<x>`` (Gmail ``modify``
+    ``{addLabelIds, removeLabelIds}``): an argument whose values join (or leave) the array, each
+    once, not a value that replaces it. Elements that are objects are named by their ``gid``/``id``
+    (from the field's documented example). None for any other body property."""
+    head = word.partition("_")[0]
+    own, _, named = n.partition("_")
+    target = n
+    if own in ("add", "remove") and named:
+        head, target = own, named
+    elif head not in ("add", "remove"):
+        return None
+    fname = next(
+        (c for c in (target, plural(target)) if c in ent.fields and ent.fields[c].type == FieldType.array),
+        None,
+    )
+    if fname is None or fname == ent.pk:
+        return None  # (an add and a remove may both name the field: Gmail's modify)
+    ex = ent.fields[fname].example
+    first = ex[0] if isinstance(ex, list) and ex else None
+    key = next((k for k in ("gid", "id") if isinstance(first, dict) and k in first), None)
+    ftype, _ = schema_type(s)
+    verb = "Adds to" if head == "add" else "Takes out of"
+    param = ParamDraft(n, "", required=required, ftype=ftype, description=desc or f"{verb} {human(fname)}.")
+    if head == "add":
+        return param, Effect(field=fname, append_param=n, match_key=key), f"adds {n} to {fname}"
+    return param, Effect(field=fname, remove_param=n, match_key=key), f"takes {n} out of {fname}"
 
 
 def _named_field(ent: EntityDraft, n: str, s: dict, nouns: list[str]) -> str | None:

@@ -170,9 +170,14 @@ VERB_NOUNS.update(
 )
 
 
+_IRREGULAR = {"hide": "hidden"}  # a participle the rules below do not make (the flag a verb sets)
+
+
 def participles(word: str) -> tuple[str, ...]:
     """``skip`` -> (skipped,), ``discontinue`` -> (discontinued,), ``no_show`` -> (no_show,): status candidates."""
     w = word.lower()
+    if w in _IRREGULAR:  # hide -> hidden (Drive's POST /drives/{id}/hide sets ``hidden``)
+        return (_IRREGULAR[w], w)
     head, _, rest = w.partition("_")
     if rest:  # declare_lost -> lost; no_show -> no_show
         return tuple(dict.fromkeys([w, rest, _inflect(head)]))

@@ -224,6 +224,10 @@ The vocabulary:
 - a tool's params map to fields of its entity (`field`); get/update/delete/action need exactly
   one required param with `key: true` mapped to the primary key; every param of a list tool
   must map to a field and says how it filters with `op`.
+- an update documented as creating the row its key names none of is an upsert (`upsert: true`):
+  its key param is then optional, as the documentation makes it.
+- an action's effect may add an argument's values to an array field, or take them out of it
+  (`append_param` / `remove_param`; `match_key` names the elements of an array of objects).
 - seed: rows per entity (5 to 40 is plenty) and optional value generators.
 
 Write well:

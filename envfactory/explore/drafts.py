@@ -73,6 +73,7 @@ class ToolDraft:
     summary: str = ""
     action_note: str = ""
     name: str = ""
+    upsert: bool = False  # an update that creates the row its (optional) key does not name
 
 
 def display_field(ent: EntityDraft) -> str | None:

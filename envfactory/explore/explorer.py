@@ -32,6 +32,8 @@ from ..spec import (
 from .entities import EntityDraft, cap_fields, infer_entities, link_entities
 from .item_verbs import resolve_item_verbs
 from .naming import env_name, is_ident, plural, snake
+from .no_state import documents_nothing
+from .one_update import one_update
 from .resources import plan_operation
 from .seeding import annotate_entities, seed_recipe
 from .singletons import finish_singleton_tools, shape_singletons, singleton_head, unify_singleton_paths
@@ -43,11 +45,13 @@ __all__ = ["explore", "ExploreResult", "ExcludedOp"]
 
 @dataclass(frozen=True)
 class ExcludedOp:
-    """A documented operation left out, and why."""
+    """A documented operation left out, and why. ``served_by``: the operation whose tool does
+    what this one does (a PUT served by the PATCH of the same row), when there is one."""
 
     source: str
     operation: str
     reason: str
+    served_by: str | None = None
 
     def __str__(self) -> str:
         return f"{self.operation}: {self.reason}"
@@ -137,6 +141,11 @@ def _explore_graph(
     excluded += [ExcludedOp(p.source, p.op.key, p.reason) for p in plans if p.reason is not None]
     plans = [p for p in plans if p.reason is None]
     ents = infer_entities(plans, docs, warnings)
+    silent = documents_nothing(plans, ents)
+    if silent:  # nextnumber, ping, pay_all: nothing documented to store or read back
+        excluded += [ExcludedOp(p.source, p.op.key, why) for p, why in silent]
+        plans = [p for p in plans if p.reason is None]
+        ents = infer_entities(plans, docs, warnings)
     singles = shape_singletons(ents, plans)
     before = [(p.kind, p.entity) for p in plans]
     dropped = resolve_item_verbs(plans, ents)
@@ -156,6 +165,7 @@ def _explore_graph(
             excluded.append(ExcludedOp(p.source, p.op.key, why or "cannot be expressed"))
         else:
             drafts.append(t)
+    drafts = _one_update(drafts, excluded)
     drafts, cleared = finish_singleton_tools(drafts, ents)
     excluded += [ExcludedOp(t.plan.source, t.plan.op.key, why) for t, why in cleared]
     link_entities(ents, plans, warnings)
@@ -197,6 +207,21 @@ def _explore_graph(
             result.origins.update({(name, t.name): t.plan.source for t in group if t.name in shipped})
     result.excluded += excluded
     result.warnings += [w for w in dict.fromkeys(warnings) if w not in result.warnings]
+
+
+def _one_update(drafts: list[ToolDraft], excluded: list[ExcludedOp]) -> list[ToolDraft]:
+    """The drafts without the PUTs whose PATCH makes the one update tool (recorded as served by it)."""
+    drafts, served = one_update(drafts)
+    for put, patch in served:
+        excluded.append(
+            ExcludedOp(
+                put.plan.source,
+                put.plan.op.key,
+                f"served by the update tool of {patch.plan.op.key}: one update of the same row",
+                served_by=patch.plan.op.key,
+            )
+        )
+    return drafts
 
 
 def _entity_origin(plans: list, docs: list[ApiDoc]) -> dict[str, str]:
@@ -298,6 +323,12 @@ def _describe(t: ToolDraft, ents: dict[str, EntityDraft], finders: dict[str, str
         "action": _action_head(t, ent, finders),
     }[t.kind]
     head = singleton_head(t, ent) or head
+    if t.upsert:
+        key = next((p.name for p in t.params if p.key), ent.pk)
+        head = (
+            f"Create {'an' if h[:1] in 'aeiou' else 'a'} {h}, or change an existing one when {key} "
+            f"names a stored {h}{where}; without {key} (or with a new one) the call creates the {h}."
+        )
     refs = []
     for p in t.params:
         f = ent.fields.get(p.field)
@@ -378,6 +409,7 @@ def _tool_spec(t: ToolDraft, ents: dict[str, EntityDraft], finders: dict[str, st
         effects=t.effects,
         sort=sort,
         source=t.plan.op.key,
+        upsert=t.upsert,
     )
 
 
@@ -468,6 +500,7 @@ def _assemble(
             clock=DEFAULT_CLOCK,
             scale=row_scale,
             written={t.entity for t in tools if t.writes},
+            deleted={t.entity for t in tools if t.kind == ToolKind.delete},
         )
         for one in probe.entities:  # a singleton is one row, or one per parent row (as the runtime seeds it)
             if one.singleton and one.name in recipe.entities:

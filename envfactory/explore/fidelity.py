@@ -19,6 +19,10 @@ an ``idempotency_key``, Google's ``kind`` "Type of the resource" and ``etag``); 
 body (an array of objects, or ``{"data": [...]}``) documents the properties of its items. A body
 property that repeats a path parameter (``PUT /calendars/{calendarId}`` with a body ``id``) is
 kept by the tool's path parameter, and its required flag is the path's (required).
+
+An operation the explorer records as served by another operation's tool (a PUT of a row whose
+PATCH made the one update tool, ``explore.one_update``) counts as made and verified when that tool
+ships; it is listed under ``served``, and its body is not compared again (the tool is the PATCH's).
 """
 
 from __future__ import annotations
@@ -110,6 +114,7 @@ class DocFidelity:
     disagreements: list[str] = field(
         default_factory=list
     )  # "POST /x: name required in the document, optional in the tool"
+    served: list[str] = field(default_factory=list)  # "PUT /x: served by PATCH /x" (counted as verified)
 
     def add(self, other: DocFidelity) -> None:
         for k in FIDELITY_COUNTS:
@@ -124,6 +129,7 @@ class DocFidelity:
             **self.figures(),
             "dropped": [d.to_dict() for d in self.dropped],
             "disagreements": self.disagreements[:100],
+            "served": self.served[:200],
         }
 
 
@@ -256,12 +262,22 @@ def _match_param(tool: ToolSpec, prop: str):
     return None
 
 
-def _key_from_path(op: Operation, p: Any) -> bool:
+def _key_from_path(op: Operation, p: Any, entity: str | None = None) -> bool:
     """``PUT /calendars/{calendarId}`` with a body ``id``, ``POST /products/{product_id}/images``
     with a body ``product_id``: the tool takes the value as the path parameter (required, as
-    every path parameter is); the body's optional property only repeats it."""
-    if p.key and re.search(r"/\{[^}/]+\}$", op.path.split("?", 1)[0]):
+    every path parameter is); the body's optional property only repeats it. So does Traccar's
+    ``PUT /devices/{id}/accumulators`` body ``deviceId``: the key of the item the path names."""
+    path = op.path.split("?", 1)[0]
+    if p.key and re.search(r"/\{[^}/]+\}$", path):
         return True  # PUT /calendars/{id}: the key (calendar_id) is the item path's parameter
+    item = re.search(r"/([^{}/]+)/\{[^}/]+\}/[^{}/]+$", path)  # /devices/{id}/accumulators
+    if p.key and item is not None and entity is not None:
+        coll = singular(snake(item.group(1)))
+        own = entity == coll or entity.startswith(f"{coll}_")  # the device, or its accumulators
+        if own and p.name.startswith(coll):
+            return (
+                True  # (not PATCH /guilds/{guild_id}/channels [{id}]: that key is a channel's, in the body)
+            )
     return any(x.location == "path" and p.name in (x.name, snake_name(x.name)) for x in op.parameters)
 
 
@@ -275,7 +291,7 @@ def _compare_body(op: Operation, tool: ToolSpec, fid: DocFidelity) -> None:
             continue
         fid.body_kept += 1
         fid.required_checked += 1
-        if p.required == (name in req) or _key_from_path(op, p):
+        if p.required == (name in req) or _key_from_path(op, p, tool.entity):
             fid.required_agree += 1
         else:
             doc = "required" if name in req else "optional"
@@ -342,8 +358,11 @@ def build_fidelity(
             if src is not None and t.source:
                 shipped_ops.setdefault((src, t.source), (s, t))
     excluded: dict[tuple[str, str], str] = {}
+    served: dict[tuple[str, str], str] = {}  # (document, operation) -> the operation whose tool serves it
     for x in explore_excluded:
         excluded.setdefault((x.source, x.operation), x.reason)
+        if getattr(x, "served_by", None):
+            served.setdefault((x.source, x.operation), x.served_by)
     report = FidelityReport()
     for d in docs:
         fid = DocFidelity(source=d.source)
@@ -357,6 +376,14 @@ def build_fidelity(
                 _, tool = shipped_ops[k]
                 if tool.kind.value in _WRITES:
                     _compare_body(op, tool, fid)
+                continue
+            by = served.get(k)
+            if by is not None and (d.source, by) in shipped_ops:
+                # one tool does what both do (a PUT and a PATCH of one row): its body is compared
+                # with the operation it was made from, which states what the tool writes
+                fid.tools_made += 1
+                fid.verified += 1
+                fid.served.append(f"{op.key}: served by {shipped_ops[(d.source, by)][1].name} ({by})")
                 continue
             fid.dropped.append(_why(k, made_ops, excluded, verify_dropped, env_dropped))
         report.documents.append(fid)

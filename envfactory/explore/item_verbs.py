@@ -26,6 +26,7 @@ _VERB_HEADS = {
     "mark",
     "record",
     "add",
+    "remove",
     "set",
     "clear",
     "request",

@@ -9,7 +9,7 @@ import re
 from ..ingest import Operation
 from .auth_ops import is_auth_resource
 from .naming import snake
-from .shapes import signs_in
+from .shapes import answers_list, signs_in
 
 __all__ = ["VERSION_SEGMENT", "noise_reason"]
 
@@ -79,9 +79,26 @@ _NOISE_FIRST = {
 }
 
 
+def _about_the_api(op: Operation, why: str) -> bool:
+    """``GET /health``, ``GET /version``, ``GET /metadata``: an answer about the service itself,
+    read with no id. A write (Jira ``POST /version`` creates a project version) or an item path
+    (``/version/{id}``) is a resource, and so is a list under a probe's word (Jira ``GET /status``
+    lists the workflow statuses)."""
+    if op.method != "get" or "{" in op.path:
+        return False
+    return why != "health check" or not answers_list(op)
+
+
+_CALLED_BY_THE_API = re.compile(r"\b(this|the) webhook (will be|is) (invoked|called|sent|triggered)\b", re.I)
+
+
 def noise_reason(op: Operation) -> str | None:
     if op.method in ("head", "options", "trace"):
         return f"{op.method.upper()} has no state meaning"
+    if _CALLED_BY_THE_API.search(f"{op.summary}\n{op.description}"):
+        # Just Eat PUT /order-requires-delivery-acceptance "This webhook will be invoked when ...":
+        # the API calls the partner's server; it is no operation on the API's rows
+        return "webhook callback (the API calls it on the partner's server)"
     words = [w.lower() for w in re.split(r"[/.:]", op.path.split("?", 1)[0]) if w and not w.startswith("{")]
     words = [w for i, w in enumerate(words) if not (i == 0 and VERSION_SEGMENT.match(w))]
     while words and VERSION_SEGMENT.match(words[0]):
@@ -95,9 +112,10 @@ def noise_reason(op: Operation) -> str | None:
             and key in _NOISE_FIRST
             and (key not in ("status", "session", "sessions") or len(words) == 1)
         ):
-            if key.startswith("health") or key in ("ping", "readyz", "livez", "heartbeat", "status"):
-                if op.method != "get" or "{" in op.path:
-                    continue  # /health/records/{id}: a resource named health, not a probe
+            if _NOISE_FIRST[key] in ("health check", "API metadata") and not _about_the_api(
+                op, _NOISE_FIRST[key]
+            ):
+                continue  # /health/records/{id}, Jira POST /version and GET /status (a list of statuses)
             if key in ("session", "sessions") and not signs_in(op):
                 continue  # Adyen POST /sessions {amount, merchantAccount}: a payment session, a resource
             return _NOISE_FIRST[key]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..ingest import Operation
 from .actions import ActionRule, action_rule
+from .fidelity import documented_body
 from .naming import entity_name, snake
 from .noise import VERSION_SEGMENT, noise_reason
 from .row_keys import links_rows, lists_rows_named, row_key_param, sole_required_id
@@ -25,13 +26,25 @@ from .shapes import (
     answers_list,
     bulk_ids_param,
     bulk_item_key,
+    bulk_items,
     id_param,
     is_singleton_read,
     names_attribute,
     overwrites,
     refuse,
+    says_creates,
     singleton_plan,
     summary_verb,
+    upserts,
+)
+from .verb_paths import (
+    account_endpoint,
+    acts_on_named_rows,
+    caller_relation,
+    computed_post,
+    generic_collection,
+    plan_bulk_verb,
+    plan_path_filters,
 )
 
 __all__ = ["OpPlan", "plan_operation", "PAGING_PARAMS", "SEARCH_WORDS"]
@@ -177,6 +190,8 @@ class OpPlan:
         False  # a bulk write (``PUT /customers [...]``, ``DELETE /customers?id:in=``), one row per call
     )
     singleton: str | None = None  # "global" (``/settings``) or "parent" (``/files/{file_id}/watermark``)
+    upsert: bool = False  # an update that creates the row its optional key does not name (``shapes.upserts``)
+    path_filters: list[str] = field(default_factory=list)  # path values a list filters by (Lufthansa)
 
     @property
     def excluded(self) -> bool:
@@ -197,7 +212,7 @@ def _segments(path: str) -> list[tuple[str, str]]:
             continue
         if "{" in raw:  # /files/{id}:copy or /a{b}: treat the braces as a parameter, the rest as a word
             inner = re.findall(r"\{([^}]+)\}", raw)
-            rest = re.sub(r"\{[^}]+\}", "", raw).strip(":-_.")
+            rest = re.sub(r"\{[^}]+\}", "", raw).strip(":-_.,;")
             out.extend(("p", i) for i in inner)
             if rest:
                 out.append(("s", rest))
@@ -273,13 +288,16 @@ def plan_operation(op: Operation) -> OpPlan:
     reason = noise_reason(op)
     if reason:
         return OpPlan(op=op, reason=reason)
-    segs = _segments(op.path)
+    segs = generic_collection(_segments(op.path))
     if len(segs) == 1 and segs[0][0] == "s" and "." in segs[0][1]:
         return _rpc(op, segs[0][1])
     statics = [s for k, s in segs if k == "s"]
     if not statics:
         return OpPlan(op=op, reason="path names no resource")
     plan = OpPlan(op=op, parents=_parents(segs))
+    why = account_endpoint(plan, statics)
+    if why is not None:
+        return refuse(plan, why)
     m = op.method
     last_kind, last = segs[-1]
     if last_kind == "p":
@@ -325,15 +343,50 @@ def plan_operation(op: Operation) -> OpPlan:
         and m in ("post", "put", "patch", "get", "delete")
     ):
         versioned = VERSION_SEGMENT.match(prev[1]) and len(segs) >= 3 and segs[-3][0] == "s"
-        return _slash_verb(plan, word, segs[-3][1] if versioned else prev[1])  # /rules/v1/remove: rules
+        owner = segs[-3][1] if len(segs) >= 3 and segs[-3][0] == "s" and not versioned else None
+        return _slash_verb(
+            plan, word, segs[-3][1] if versioned else prev[1], owner
+        )  # /rules/v1/remove: rules
     plan.entity = entity_name(last)
     return _collection(plan, word, prev, segs)
+
+
+def _creates_rows(op: Operation) -> bool:
+    """A PUT of an array of rows documented as creating them (BigCommerce "Create Products Channel
+    Assignments" [{product_id, channel_id}]): a bulk create, one row per call. Not a list of patch
+    operations ({op, fieldKey, data}: Box's "Add classification")."""
+    items = bulk_items(op.request_body)
+    if items is None or "op" in (items.get("properties") or {}):
+        return False
+    return says_creates(op) or summary_verb(op) == "create"
 
 
 def _plan_item(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan:
     """``/xs/{id}``: get, update or delete of one x (a POST documented as a create is a create)."""
     op, m, last = plan.op, plan.op.method, segs[-1][1]
+    if (relation := caller_relation(op, segs)) is not None:
+        return refuse(plan, relation)  # /likes/tracks/{track_id}, /users/@me/guilds/{guild_id}
+    if (
+        len(segs) >= 3
+        and [k for k, _ in segs[-3:]] == ["s", "p", "p"]
+        and not VERSION_SEGMENT.match(segs[-3][1])
+    ):
+        # /checkout/{tenant}/{checkoutId}: a scope, then the id of the row the collection holds
+        scope, entity = segs[-2][1], entity_name(segs[-3][1])
+        own = snake(last) in ("id", "uuid") or snake(last).startswith(f"{entity}_")
+        if own and not _names_row(scope, entity):  # (not /reactions/{emoji_name}/{user_id})
+            segs = [*segs[:-2], segs[-1]]
+            plan.parents = [x for x in plan.parents if x[0] != scope]
+            plan.parents.append((last, entity))  # dropped below, as the item's own pair
     if len(segs) < 2 or segs[-2][0] != "s":
+        if plan_path_filters(plan, segs) is not None:
+            return plan  # GET /operations/flightstatus/{flightNumber}/{date}: a list filtered by the path
+        values = [w for k, w in segs if k == "p"][-2:]
+        if len(segs) >= 2 and all(k == "p" for k, _ in segs[-2:]):
+            return OpPlan(
+                op=op,
+                reason=f"path values in a row ({', '.join(values)}) with no resource word naming what they select",
+            )
         return OpPlan(op=op, reason="item path without a collection")
     plan.entity = entity_name(segs[-2][1])
     plan.key_param = last
@@ -420,14 +473,33 @@ def _names_row(param: str, entity: str) -> bool:
     )
 
 
-def _slash_verb(plan: OpPlan, word: str, noun: str) -> OpPlan:
-    """``POST /item/get``, ``/sandbox/public_token/create``: the last word is the verb."""
+def _slash_verb(plan: OpPlan, word: str, noun: str, owner: str | None = None) -> OpPlan:
+    """``POST /item/get``, ``/sandbox/public_token/create``: the last word is the verb. With no id of
+    a ``noun`` row: ``/user/items/remove {item_ids}`` deletes the items it lists (one per call), and
+    ``/item/webhook/update {access_token, webhook}`` updates the ``webhook`` of the item its
+    ``owner`` word names."""
     op = plan.op
     kind = RPC_VERBS[word]
     plan.entity = entity_name(noun)
     plan.rpc = True
     if kind in ("get", "update", "delete"):
         key = id_param(op, plan.entity) or row_key_param(op, plan.entity)
+        scoped = any(
+            p.location == "path" for p in op.parameters
+        )  # (Jira .../context/{id}/project/remove unlinks)
+        many = (
+            bulk_ids_param(op, plan.entity, where=("query", "body")) if key is None and not scoped else None
+        )
+        if many is not None and kind == "delete":
+            plan.kind, plan.key_param, plan.bulk = "delete", many, True
+            return plan
+        if key is None and kind == "update" and owner is not None:
+            mine = row_key_param(op, entity_name(owner))
+            sent = {snake(k) for k in documented_body(op)[0]}
+            if mine is not None and snake(noun) in sent and sent <= {snake(noun), snake(mine)}:
+                plan.entity, plan.key_param, plan.kind = entity_name(owner), mine, "update"
+                plan.qualifier = snake(noun)
+                return plan
         if key is None:
             if kind == "get" and answers_list(op):
                 plan.kind = "list"
@@ -463,7 +535,15 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
     rest = word.split("_", 1)[1] if "_" in word else ""
     if head in ("get", "list", "search", "find", "fetch", "retrieve") and rest and m in ("get", "post"):
         return _read_verb_path(plan, head, rest)  # POST /get_club {"club_id": ...}
-    if m in ("post", "put") and head in VERB_PATH_HEADS and "_" in word and action_rule(word) is None:
+    if plan_bulk_verb(plan, word, prev) is not None:
+        return plan  # POST /customers/bulk-retrieve {customer_ids}: a list by id, not a create
+    if (
+        m in ("post", "put")
+        and head in VERB_PATH_HEADS
+        and "_" in word
+        and action_rule(word) is None
+        and not (m == "post" and says_creates(op))  # POST /test_clocks "Creates a new test clock"
+    ):
         plan.reason = (
             f"{word!r} is an operation (a verb), not a resource: it names no stored row "
             f"and its result is computed"
@@ -480,6 +560,9 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         plan.kind = "list"
     elif m == "post":
         plan.kind = "create"
+        computed = computed_post(plan, listing=said == "search" or answers_list(op))
+        if computed is not None and not (prev is not None and prev[0] == "p"):
+            return refuse(plan, computed)  # POST /freeBusy "Returns free/busy information ..."
         if said == "search" and answers_list(op):
             plan.kind, plan.qualifier = "list", "search"  # POST /invoices/query "Search invoices"
         elif said == "get" and answers_list(op):
@@ -489,13 +572,17 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
         elif prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":
             # POST /x/{x_id}/word: a sub-resource, or a verb the table lacks; item_verbs.py decides
             plan.word, plan.item = word, (entity_name(segs[-3][1]), prev[1])
+        elif (named := acts_on_named_rows(plan)) is not None:
+            return refuse(plan, named)  # POST /invoices/fresh?ids=... "Regenerate pdf ..."
     elif m in ("put", "patch"):
         key = id_param(op, plan.entity)
         bulk = bulk_item_key(op, plan.entity) if key is None and not overwrites(op, segs) else None
         if key is not None:  # PUT /api/Task {"TaskID": ...}
-            plan.kind, plan.key_param = "update", key
+            plan.kind, plan.key_param, plan.upsert = "update", key, upserts(op, key)
         elif bulk is not None:  # PUT /customers [{"id": 1, ...}]: a bulk update, one row per call
-            plan.kind, plan.key_param, plan.bulk = "update", bulk, True
+            plan.kind, plan.key_param, plan.bulk, plan.upsert = "update", bulk, True, upserts(op, bulk)
+        elif _creates_rows(op):
+            plan.kind, plan.bulk = "create", True  # BigCommerce "Create Products Channel Assignments" [{...}]
         else:
             return singleton_plan(plan, segs, why) or refuse(
                 plan, *why, f"{m.upper()} on a collection with no id of one row (a bulk update of many rows)"

@@ -239,12 +239,17 @@ def seed_recipe(
     clock: str,
     scale: float = 1.0,
     written: frozenset[str] | set[str] = frozenset(),
+    deleted: frozenset[str] | set[str] = frozenset(),
 ) -> SeedSpec:
     """The seed recipe. ``written``: entities some tool writes; a root no tool writes and no one
-    could tell apart (``identifiable``) is seeded once."""
+    could tell apart (``identifiable``) is seeded once. ``deleted``: entities a tool deletes; those
+    other rows reference keep a tenth of their rows (at least one) unreferenced, so a delete has rows
+    it may remove (Box's files, each referenced by comments, tasks and versions, could not be deleted
+    at all)."""
     now = dt.datetime.fromisoformat(clock)
     stubs = {n for n, d in drafts.items() if d.stub}
     counts = row_counts(entities, stubs, scale)
+    referenced = {f.ref for e in entities for f in e.fields if f.ref and f.ref != e.name}
     out: dict[str, EntitySeed] = {}
     for e in entities:
         gens = {}
@@ -258,5 +263,6 @@ def seed_recipe(
             # a root whose rows no one could tell apart (PowerDNS's server: links and a type) is the
             # caller's one: sixty indistinguishable servers make every request about one unsayable
             rows = 1
-        out[e.name] = EntitySeed(rows=rows, fields=gens)
+        spare = max(1, rows // 10) if e.name in deleted and e.name in referenced else 0
+        out[e.name] = EntitySeed(rows=rows, fields=gens, spare=spare)
     return SeedSpec(seed=seed, entities=out)

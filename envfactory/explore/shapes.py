@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "summary_verb",
+    "says_creates",
+    "upserts",
     "answers_list",
     "answers_object",
     "id_param",
@@ -160,6 +162,42 @@ def summary_verb(op: Operation) -> str | None:
     return None
 
 
+_CREATES = re.compile(r"^(<p>|\s)*(creates?|adds?)\s+(a|an|one|the|new)\b", re.I)
+
+
+def says_creates(op: Operation) -> bool:
+    """The document says the operation creates one thing: its summary (else its description)
+    opens with "Creates a ..." (Stripe ``POST /v1/test_helpers/test_clocks`` "Creates a new test
+    clock"), or its dotted operationId ends in ``.create`` (Gmail ``...settings.sendAs.create``)."""
+    text = (op.summary or "").strip() or (op.description or "").strip()
+    if _CREATES.match(text):
+        return True
+    return (op.operation_id or "").rsplit(".", 1)[-1].lower() in ("create", "insert")
+
+
+_UPSERT = re.compile(
+    r"\bupserts?\b|\bcreates? or updates?\b|\bif there is none,? it creates\b|\binsert or update\b", re.I
+)
+
+
+def upserts(op: Operation, key: str) -> bool:
+    """Whether a write keyed by the body's ``key`` creates the row when the key names none: the
+    document makes the key optional and says so (BigCommerce ``PUT /customers/attribute-values``
+    "Upserts Customer Attribute Values ... If there is none, it creates the record"), or its items
+    can be made without the key (Discord ``PUT /applications/{id}/commands``, "bulk set", items
+    ``{id?, name (required), ...}``). A key the document requires is a plain update's."""
+    items = bulk_items(op.request_body)
+    schema = items if items is not None else op.request_body
+    props = _top_props(schema)
+    req = set(schema.get("required") or []) if isinstance(schema, dict) else set()
+    if key not in props or key in req or any(p.name == key and p.required for p in op.parameters):
+        return False
+    text = f"{op.summary}\n{op.description}\n{op.operation_id or ''}".replace("_", " ")
+    if _UPSERT.search(text):
+        return True
+    return items is not None and bool(req - {key}) and "set" in snake(op.operation_id or "").split("_")
+
+
 def _schema(op: Operation) -> Any:
     r = op.success_response()
     return r.schema_ if r is not None and isinstance(r.schema_, dict) else None
@@ -267,12 +305,13 @@ def bulk_item_key(op: Operation, entity: str) -> str | None:
     return next((k for k in _top_props(items) if snake(k) in want), None)
 
 
-def bulk_ids_param(op: Operation, entity: str) -> str | None:
-    """``DELETE /customers?id:in=4,5,6`` / ``?ids=``: the query parameter listing the rows' ids."""
+def bulk_ids_param(op: Operation, entity: str, where: tuple[str, ...] = ("query",)) -> str | None:
+    """``DELETE /customers?id:in=4,5,6`` / ``?ids=``: the query parameter listing the rows' ids
+    (``where``: also the body's, ``POST /user/items/remove {item_ids}``)."""
     want = {"id_in", "ids", f"{entity}_ids", f"{entity}_id_in", "id"}
     for p in op.parameters:
         if (
-            p.location == "query"
+            p.location in where
             and re.sub(r"_+", "_", snake(re.sub(r"[:\[\]]", "_", p.name))).strip("_") in want
         ):
             return p.name

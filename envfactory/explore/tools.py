@@ -93,9 +93,30 @@ def _field_for_stem(ent: EntityDraft, stem: str) -> str | None:
     return None
 
 
+_CONTROL_NAME = re.compile(r"^(show|include|always|hide|with|expand|return|fetch)_|_token$")
+_CONTROL_DESC = re.compile(
+    r"\bwhether to (include|expand|show|return|hide)\b|\b(used|included|returned|to include) in the (response|result)",
+    re.I,
+)
+
+
+def request_control(p: Parameter, ent: EntityDraft) -> bool:
+    """A query argument that shapes the answer rather than naming rows: Calendar's ``showDeleted``
+    ("Whether to include deleted events"), ``singleEvents`` ("Whether to expand recurring events"),
+    ``alwaysIncludeEmail``, ``maxAttendees`` ("... attendees to include in the response"),
+    ``syncToken``. It filters no field, and no field is made for it (a documented field of that
+    name is still filtered)."""
+    n = snake(p.name)
+    if n in ent.fields:
+        return False
+    return bool(_CONTROL_NAME.search(n) or _CONTROL_DESC.search(p.description or ""))
+
+
 def _list_param(p: Parameter, ent: EntityDraft, ents: dict[str, EntityDraft]) -> ParamDraft | None:
     n = snake(p.name)
     if p.location in ("header", "cookie") or n in PAGING_PARAMS or not is_ident(n):
+        return None
+    if request_control(p, ent):
         return None
     s = p.schema_ or {}
     ftype, enum = schema_type(s)
@@ -238,9 +259,12 @@ def _draft_list(
     t.params = list(parents)
     seen = {p.name for p in t.params}
     for p in op.parameters:
-        if p.location in ("path", "body"):
+        by_path = p.location == "path" and p.name in plan.path_filters
+        if p.location in ("path", "body") and not by_path:
             continue
-        d = _list_param(p, ent, ents)
+        d = _list_param(p.model_copy(update={"location": "query"}) if by_path else p, ent, ents)
+        if d is not None and by_path:
+            d.required = True  # a value of the path: every call states it
         if (
             d is not None
             and d.name not in seen
@@ -335,8 +359,11 @@ def _draft_update(t: ToolDraft, ent: EntityDraft, key: ParamDraft, byname: dict)
         )
     if not params:
         return "update documents no field we can write"
+    if plan.upsert:  # the document's optional key: a call without it creates the row
+        key.required, t.upsert = False, True
     t.params = [key, *params]
-    t.base_name = f"update_{ent.name}" + (f"_{plan.qualifier}" if plan.qualifier else "")
+    verb = "upsert" if t.upsert else "update"
+    t.base_name = f"{verb}_{ent.name}" + (f"_{plan.qualifier}" if plan.qualifier else "")
     if (
         "updated_at" in ent.fields
         and ent.fields["updated_at"].type in (FieldType.datetime, FieldType.date)

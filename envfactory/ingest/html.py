@@ -35,11 +35,23 @@ _BLOCKS = {
 }
 
 
+def _permalink(node: Tag) -> bool:
+    """A heading's own link mark (Sphinx ``<a class="headerlink" title="Permalink to this
+    heading">¶</a>``): a page decoration, not text (it had left ``GET /v1/containers¶`` in paths)."""
+    if node.name != "a":
+        return False
+    classes = {str(c).lower() for c in node.get("class") or []}
+    title = str(node.get("title") or "").lower()
+    return bool(classes & {"headerlink", "anchor", "anchorjs-link", "permalink"}) or title.startswith(
+        "permalink"
+    )
+
+
 def _inline(node: Any) -> str:
     """Text of an inline run, with <code> as `code` and whitespace collapsed."""
     if isinstance(node, NavigableString):
         return str(node)
-    if not isinstance(node, Tag) or node.name in _SKIP:
+    if not isinstance(node, Tag) or node.name in _SKIP or _permalink(node):
         return ""
     if node.name == "code" or node.name == "kbd":
         text = node.get_text()
@@ -85,7 +97,7 @@ def _emit(node: Any, out: list[str]) -> None:
         if text:
             out.append(text)
         return
-    if not isinstance(node, Tag) or node.name in _SKIP:
+    if not isinstance(node, Tag) or node.name in _SKIP or _permalink(node):
         return
     name = node.name
     if name in ("h1", "h2", "h3", "h4", "h5", "h6"):

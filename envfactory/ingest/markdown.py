@@ -77,9 +77,11 @@ def _strip_md(text: str) -> str:
 
 
 def _parse_json_block(text: str) -> Any:
-    t = text.strip()
-    if not t or t[0] not in '{["':
+    t = re.sub(r"^\s*(HTTP/\S+\s+)?[1-5]\d\d\b[^\n{\[]*\n", "", text).strip()  # a "201 Created" line first
+    if not t or t[0] not in "{[\"'":
         return _NOPE
+    if '"' not in t and "'" in t:  # Barbican's examples quote with ' (Python's repr of a dict)
+        t = t.replace("'", '"')
     for candidate in (t, "{" + t + "}"):
         try:
             return json.loads(candidate)
@@ -343,8 +345,8 @@ class _Parser:
             bool(
                 re.match(
                     r"^(examples?|request|response|parameters?|headers?|query|path|form|body|returns?|"
-                    r"copy as|sample|\d{3})(\s+(example|examples|body|parameters?|response|request|"
-                    r"fields?|schema|json))*\s*:?$",
+                    r"copy as|sample|http|attributes?|\d{3})(\s+(example|examples|body|parameters?|response|request|"
+                    r"fields?|schema|json|attributes?|status|codes?))*\s*:?$",
                     low,
                 )
             )
@@ -401,7 +403,18 @@ class _Parser:
         name = next(
             (
                 row[k]
-                for k in ("name", "parameter", "param", "field", "attribute", "argument", "key")
+                for k in (
+                    "name",
+                    "parameter",
+                    "param",
+                    "field",
+                    "attribute",
+                    "argument",
+                    "key",
+                    "attribute name",
+                    "parameter name",
+                    "field name",
+                )
                 if row.get(k)
             ),
             "",

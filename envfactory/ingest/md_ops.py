@@ -208,11 +208,31 @@ def operations(drafts: list[EndpointDraft]) -> list[Operation]:
                 primary=False,
             )
         operation = to_operation(op)
-        if operation.key in seen:
+        first = seen.get(operation.key)
+        if first is not None:
+            # the same endpoint written again (its example request under a heading that names it):
+            # one operation, with the details the first mention lacks
+            out[out.index(first)] = seen[operation.key] = _fill(first, operation)
             continue
         seen[operation.key] = operation
         out.append(operation)
     return out
+
+
+def _fill(first: Operation, again: Operation) -> Operation:
+    """``first`` with what ``again`` documents and it does not (a body, responses, parameters)."""
+    update: dict[str, Any] = {}
+    if first.request_body is None and again.request_body is not None:
+        update["request_body"], update["request_example"] = again.request_body, again.request_example
+    if not any(r.schema_ or r.example is not None for r in first.responses) and again.responses:
+        update["responses"] = again.responses
+    names = {(p.name, p.location) for p in first.parameters}
+    extra = [p for p in again.parameters if (p.name, p.location) not in names]
+    if extra:
+        update["parameters"] = [*first.parameters, *extra]
+    if not first.description and again.description:
+        update["description"] = again.description
+    return first.model_copy(update=update) if update else first
 
 
 def base_url(urls: list[str], drafts: list[EndpointDraft]) -> str | None:

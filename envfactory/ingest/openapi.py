@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from envfactory.errors import IngestError
+from envfactory.ingest.infer import infer_schema
 from envfactory.ingest.model import ApiDoc, Operation, Parameter, Response
 
 __all__ = ["read_openapi", "MAX_SCHEMA_DEPTH"]
@@ -260,6 +261,25 @@ def _schema_example(schema: Any) -> Any:
     return None
 
 
+def _bare(schema: Any) -> bool:
+    """A body documented as just ``{"type": "object"}`` (or not at all): no property is stated."""
+    if not isinstance(schema, dict):
+        return schema is None
+    return schema.get("type", "object") == "object" and not any(
+        schema.get(k)
+        for k in ("properties", "items", "allOf", "oneOf", "anyOf", "additionalProperties", "$ref")
+    )
+
+
+def _example_schema(body: dict[str, Any] | None, example: dict[str, Any]) -> dict[str, Any]:
+    """The schema an example shows, for a body that documents only the example (Clubhouse
+    ``POST /get_club`` with ``{"type": "object"}`` and the example ``{"club_id": 1234}``). The
+    example is one call: it says which properties exist and their types, not which are required."""
+    inferred = infer_schema(example)
+    inferred.pop("required", None)
+    return {**(body or {}), **inferred}
+
+
 def _body_params(body: dict[str, Any] | None, known: set[str]) -> list[Parameter]:
     """Top-level fields of a JSON body, as location='body' parameters."""
     if not isinstance(body, dict) or not isinstance(body.get("properties"), dict):
@@ -448,6 +468,8 @@ class _Reader:
                 example = _first_example(media, r)
                 if example is None:
                     example = _schema_example(body)
+        if _bare(body) and isinstance(example, dict) and example:
+            body = _example_schema(body, example)
         params += _body_params(body, {p.name for p in params})
         return Operation(
             method=method,

@@ -160,6 +160,8 @@ class _FieldGen:
                     f"{spec.name}: seed {ent.name}.{f.name}: 'ref' generator on a field without ref"
                 )
             self._target = target
+            target_seed = spec.seed.entities.get(target)
+            self._spare = target_seed.spare if target_seed is not None else 0
 
     def _check(self, g: GeneratorSpec, depth: int = 0) -> None:
         """Refuse unknown or disallowed Faker providers anywhere in the generator, before any row."""
@@ -224,7 +226,8 @@ class _FieldGen:
             pool = self.keys.get(self._target) or []
             if not pool:
                 return None
-            return pool[rng.randrange(len(pool))]
+            n = len(pool) - min(self._spare, len(pool) - 1)  # the last ``spare`` rows stay unreferenced
+            return pool[rng.randrange(n)]
         if k == "faker":
             v = self._providers[g.provider or "word"]()
             if isinstance(v, (str, int, float, bool)) or v is None:
@@ -362,8 +365,12 @@ def _close_diamonds(
             ypk = y_ent.primary_key
             by_x: dict[Any, list[Any]] = {}
             y_up: dict[Any, Any] = {}
-            for r in made[fy.ref]:
-                by_x.setdefault(r.get(up.name), []).append(r[ypk])
+            y_rows = made[fy.ref]
+            y_seed = spec.seed.entities.get(fy.ref)
+            free = len(y_rows) - min(y_seed.spare if y_seed else 0, max(0, len(y_rows) - 1))
+            for n, r in enumerate(y_rows):
+                if n < free:  # a spare row stays unreferenced (EntitySeed.spare)
+                    by_x.setdefault(r.get(up.name), []).append(r[ypk])
                 y_up[r[ypk]] = r.get(up.name)
             rng = random.Random(_stable_seed(spec.seed.seed, ent.name, fy.name, "diamond"))
             for row in table:

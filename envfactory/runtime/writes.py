@@ -25,6 +25,23 @@ from .validate import to_db, write_guard
 __all__ = ["WriteKinds"]
 
 
+def _members(current: Any, value: Any, key: str | None, add: bool) -> list[Any]:
+    """An array field after adding (or taking out) ``value``'s elements, each once; with ``key``,
+    an element is the object whose ``key`` holds the value, and an added one is ``{key: value}``."""
+    items = list(current) if isinstance(current, list) else []
+    values = value if isinstance(value, list) else ([] if value is None else [value])
+
+    def names(item: Any, v: Any) -> bool:
+        return item == v or (key is not None and isinstance(item, dict) and item.get(key) == v)
+
+    if not add:
+        return [i for i in items if not any(names(i, v) for v in values)]
+    for v in values:
+        if not any(names(i, v) for i in items):
+            items.append({key: v} if key is not None else v)
+    return items
+
+
 class WriteKinds:
     """The write half of ``Session``: one method per tool kind, run inside the call's transaction."""
 
@@ -62,6 +79,11 @@ class WriteKinds:
         if row is None:
             raise self._not_found(t, e, a[t.key_arg], t.key_arg)
         return row
+
+    def _names_stored_row(self, t: _Tool, a: dict[str, Any]) -> bool:
+        """Whether an upsert's call names a stored row (its key given, and a row has it)."""
+        key = a.get(t.key_arg)
+        return key is not None and self._c.execute(t.ent.sql_exists, (key,)).fetchone() is not None
 
     def _check_refs(self, t: _Tool, values: dict[str, Any], argmap: dict[str, str]) -> None:
         e = t.ent
@@ -133,6 +155,9 @@ class WriteKinds:
             return ef.set
         if ef.param is not None:
             return a.get(ef.param, current)
+        if ef.append_param is not None or ef.remove_param is not None:
+            add = ef.append_param is not None
+            return _members(current, a.get(ef.append_param if add else ef.remove_param), ef.match_key, add)
         if ef.now:
             return self.env.clock_date if ftype == FieldType.date else self.env.clock_iso
         if ef.copy_from is not None:
@@ -254,6 +279,8 @@ class WriteKinds:
 
     def _update(self, t: _Tool, a: dict[str, Any]) -> dict[str, Any]:
         e = t.ent
+        if t.spec.upsert and not self._names_stored_row(t, a):
+            return self._create(t, a)  # an upsert that names no stored row creates it
         old = self._fetch(t, a)
         row = e.to_json(old)
         vals: dict[str, Any] = {}

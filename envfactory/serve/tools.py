@@ -43,7 +43,7 @@ def is_idempotent(tool: ToolSpec) -> bool:
     """
     if tool.kind in (ToolKind.get, ToolKind.list, ToolKind.delete):
         return True
-    if tool.kind == ToolKind.create:
+    if tool.kind == ToolKind.create or tool.upsert:  # (an upsert called without a key makes a row each time)
         return False
     if not any(_is_increment(ef) for ef in tool.effects):
         return True

@@ -120,6 +120,14 @@ class GeneratorSpec(_Strict):
 class EntitySeed(_Strict):
     rows: int = Field(ge=0, le=_limits.MAX_SEED_ROWS)
     fields: dict[str, GeneratorSpec] = Field(default_factory=dict)
+    spare: int = Field(
+        default=0,
+        ge=0,
+        description=(
+            "How many of this entity's rows (the last ones) no seeded row references: a customer "
+            "with no orders yet, which a delete can remove while its siblings are in use."
+        ),
+    )
 
 
 class SeedSpec(_Strict):
@@ -203,9 +211,16 @@ class EnvSpec(_Strict):
                 for src in (ef.copy_from, ef.increment_from):
                     if src:
                         _check_path(ents, ent, src, f"tool {t.name!r} effect source")
-                for pn in (ef.param, ef.increment_param, ef.scale_param):
+                for pn in (ef.param, ef.increment_param, ef.scale_param, ef.append_param, ef.remove_param):
                     if pn and pn not in pnames:
                         raise ValueError(f"tool {t.name!r}: effect uses unknown parameter {pn!r}")
+                if (ef.append_param or ef.remove_param) and (
+                    "." in ef.field or ent.field(ef.field).type != FieldType.array
+                ):
+                    raise ValueError(
+                        f"tool {t.name!r}: append/remove effect on {ef.field!r}: only an array field of "
+                        f"{t.entity} can take elements"
+                    )
             if t.returns:
                 for r in t.returns:
                     if not ent.has_field(r):
@@ -233,6 +248,10 @@ def _check_key_count(ent: EntitySpec, t: ToolSpec) -> None:
         raise ValueError(
             f"tool {t.name!r}: {ent.name} is a singleton (one object, not a collection); a "
             f"{t.kind.value} tool cannot address it (reset it with an action that clears its fields)"
+        )
+    if t.upsert and ent.singleton:
+        raise ValueError(
+            f"tool {t.name!r}: {ent.name} is a singleton; an upsert creates rows of a collection"
         )
     if t.kind not in (ToolKind.get, ToolKind.update, ToolKind.delete, ToolKind.action):
         return

@@ -33,7 +33,8 @@ class ParamSpec(_Strict):
     ``field`` maps it to a column of the tool's entity. For ``list`` tools ``op`` says how
     it filters (``eq``, ranges, ``contains`` substring, ``in`` membership). For
     ``create``/``update`` the value is written to ``field``. For ``get``/``update``/
-    ``delete``/``action`` the parameter with ``key: true`` selects the row.
+    ``delete``/``action`` the parameter with ``key: true`` selects the row (an upsert's key may be
+    optional: a call without it creates a row).
     """
 
     name: str
@@ -92,6 +93,20 @@ class Effect(_Strict):
     negate_param: bool = Field(
         default=False, description="Subtract the increment (param or field) instead of adding it."
     )
+    append_param: str | None = Field(
+        default=None,
+        description="Add this argument's value (each, for a list) to the array field, once: a follower, a tag.",
+    )
+    remove_param: str | None = Field(
+        default=None, description="Take this argument's value (each, for a list) out of the array field."
+    )
+    match_key: str | None = Field(
+        default=None,
+        description=(
+            "For append/remove on an array of objects: the key that names an element ('gid'); an "
+            "appended value becomes {match_key: value}."
+        ),
+    )
 
     def _other_sources(self) -> int:
         return sum(
@@ -102,6 +117,8 @@ class Effect(_Strict):
                 self.increment is not None,
                 self.increment_param is not None,
                 self.increment_from is not None,
+                self.append_param is not None,
+                self.remove_param is not None,
             ]
         )
 
@@ -116,8 +133,11 @@ class Effect(_Strict):
         explicit_set = "set" in self.model_fields_set and self.set is not None
         if n > 1 or (n == 1 and explicit_set) or (n == 0 and "set" not in self.model_fields_set):
             raise ValueError(
-                f"effect on {self.field!r} needs exactly one of set/param/now/copy_from/increment/increment_param/increment_from"
+                f"effect on {self.field!r} needs exactly one of set/param/now/copy_from/increment/"
+                "increment_param/increment_from/append_param/remove_param"
             )
+        if self.match_key is not None and self.append_param is None and self.remove_param is None:
+            raise ValueError(f"effect on {self.field!r}: match_key goes with append_param or remove_param")
         return self
 
 
@@ -143,6 +163,13 @@ class ToolSpec(_Strict):
     max_page_size: int = 100
     source: str | None = Field(
         default=None, description="Where in the documentation this tool came from (e.g. 'POST /bookings')."
+    )
+    upsert: bool = Field(
+        default=False,
+        description=(
+            "An update that creates the row when the call names none: without its key, or with a key "
+            "no stored row has (the new row takes that key). Its key may be optional."
+        ),
     )
 
     def param(self, name: str) -> ParamSpec:
@@ -178,7 +205,9 @@ class ToolSpec(_Strict):
         keys = [p for p in self.params if p.key]
         if len(keys) > 1:
             raise ValueError(f"tool {self.name!r} has {len(keys)} key parameters; at most one is allowed")
-        if keys and self.kind != ToolKind.create and not keys[0].required:
+        if self.upsert and (self.kind != ToolKind.update or not keys):
+            raise ValueError(f"tool {self.name!r}: only an update with a key parameter can be an upsert")
+        if keys and self.kind != ToolKind.create and not self.upsert and not keys[0].required:
             raise ValueError(f"tool {self.name!r}: key parameter {keys[0].name!r} must be required")
         if self.page_size < 1 or self.max_page_size < self.page_size:
             raise ValueError(f"tool {self.name!r}: need 1 <= page_size <= max_page_size")

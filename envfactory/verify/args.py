@@ -30,6 +30,7 @@ class _Ctx:
         self.last_row: dict[str, Any] = {}  # the row the last attempt addressed, before the call
         self.last_own: dict[str, Any] = {}  # field -> value the last attempt writes
         self.last_args: dict[str, Any] = {}
+        self.creating = tool.kind == ToolKind.create  # the call makes a new row (an upsert's may)
         self.session = session
         self.spec = spec
         self.tool = tool
@@ -281,7 +282,9 @@ def valid_args(session: Any, env: Any, tool: ToolSpec, rng: random.Random) -> di
             args = _attempt(ctx)
         except _NoCall:
             return fallback
-        if args is not None and (tool.kind not in (ToolKind.update, ToolKind.action) or _changes(ctx)):
+        if args is not None and (
+            tool.kind not in (ToolKind.update, ToolKind.action) or ctx.creating or _changes(ctx)
+        ):
             return args
         fallback = fallback or args  # a write of what is stored already: keep looking for a change
     return fallback
@@ -319,18 +322,18 @@ def _key_row(ctx: _Ctx, literal: list[tuple[str, Condition]]) -> dict[str, Any]:
                     )
     conds = literal if tool.kind != ToolKind.get else []
     rows = ctx.pick_rows(ent, conds, 1, extra)
-    if not rows and extra:
-        rows = _fresh_unreferenced(ctx, conds, extra)
+    if not rows and (extra or conds):
+        rows = _fresh_row(ctx, conds, extra)
     if not rows:
         raise _NoCall
     return rows[0]
 
 
-def _fresh_unreferenced(
-    ctx: _Ctx, conds: list[tuple[str, Condition]], extra: list[str]
-) -> list[dict[str, Any]]:
-    """Every seeded row is referenced (a parent of every child): create one through the
-    entity's own create tool, which nothing references yet, so the delete has a row to remove."""
+def _fresh_row(ctx: _Ctx, conds: list[tuple[str, Condition]], extra: list[str]) -> list[dict[str, Any]]:
+    """No seeded row is in the state the call needs (a delete: every row is referenced; Resend's
+    verify_domain: no domain is 'pending'): create one through the entity's own create tool, as
+    an agent would, and address it when it is in that state (nothing references a new row yet;
+    a create may set the status an action starts from)."""
     ent = ctx.ent
     for t in ctx.spec.tools:
         if t.kind != ToolKind.create or t.entity != ent.name:
@@ -359,18 +362,19 @@ def _literal(v: Any) -> str:
 def _chosen_params(ctx: _Ctx) -> list[ParamSpec]:
     """The non-key parameters a call sets: every required one, and optional ones at random."""
     tool, rng = ctx.tool, ctx.rng
-    field_params = [p for p in tool.params if not p.key or tool.kind == ToolKind.create]
+    field_params = [p for p in tool.params if not p.key or ctx.creating]
+    joins = {ef.append_param for ef in tool.effects if ef.append_param}  # what a membership call adds
     chosen: list[ParamSpec] = []
     for p in field_params:
-        if p.key and tool.kind != ToolKind.create:
+        if p.key and not ctx.creating:
             continue
-        if p.required:
+        if p.required or p.name in joins:
             chosen.append(p)
         elif tool.kind in (ToolKind.get, ToolKind.delete):
             continue
         elif rng.random() < 0.5:
             chosen.append(p)
-    if tool.kind == ToolKind.update and not any(p.field and not p.key for p in chosen):
+    if tool.kind == ToolKind.update and not ctx.creating and not any(p.field and not p.key for p in chosen):
         opts = [p for p in tool.params if p.field and not p.key]
         if not opts:
             raise _NoCall
@@ -381,23 +385,23 @@ def _chosen_params(ctx: _Ctx) -> list[ParamSpec]:
 def _param_value(ctx: _Ctx, p: ParamSpec, literal: list[tuple[str, Condition]]) -> Any:
     """A value for one parameter: an existing row's key for a reference, a fresh value for a
     unique field, else a generated one that meets a create's literal preconditions."""
-    tool, ent, rng = ctx.tool, ctx.ent, ctx.rng
+    ent, rng = ctx.ent, ctx.rng
     f = _field(ent, p.field)
     if f is not None and f.ref:
         target = ctx.spec.entity(f.ref)
         conds = [
             (path.split(".", 1)[1], c)
             for path, c in literal
-            if tool.kind == ToolKind.create and path.startswith(f.name + ".")
+            if ctx.creating and path.startswith(f.name + ".")
         ]
         rows = ctx.pick_rows(target, conds, 1)
         if not rows:
             raise _NoCall
         return rows[0][target.primary_key]
-    if f is not None and (f.unique or (p.key and tool.kind == ToolKind.create)):
+    if f is not None and (f.unique or (p.key and ctx.creating)):
         return ctx.fresh(ent, f, p)
     v = ctx.gen_value(p, f)
-    if f is not None and tool.kind == ToolKind.create:
+    if f is not None and ctx.creating:
         for c in [c for path, c in literal if path == f.name]:
             if c.op == "eq":
                 v = c.value
@@ -421,7 +425,7 @@ def _solve_compared(ctx: _Ctx, args: dict[str, Any], row: dict[str, Any], own: d
         if c.value_param not in args and not p.required:
             continue  # the runtime skips a comparison with an absent argument
         actual = ctx.path_value(row, c.field)
-        if tool.kind == ToolKind.create and "." not in c.field and c.field in own:
+        if ctx.creating and "." not in c.field and c.field in own:
             # both sides are arguments: keep the earlier, move the compared one
             fp = next((x for x in tool.params if x.field == c.field and x.name in args), None)
             if fp is not None and fp.name != c.value_param:
@@ -451,7 +455,9 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
     args: dict[str, Any] = {}
     row: dict[str, Any] = {}
     literal = [(c.field, c) for c in tool.preconditions if not c.value_param]
-    if tool.kind in (ToolKind.get, ToolKind.update, ToolKind.delete, ToolKind.action):
+    # an upsert's call creates a row (no key, or a new one) or changes a stored one, at random
+    ctx.creating = tool.kind == ToolKind.create or (tool.upsert and ctx.rng.random() < 0.5)
+    if tool.kind in (ToolKind.get, ToolKind.update, ToolKind.delete, ToolKind.action) and not ctx.creating:
         key = tool.key_param
         row = _key_row(ctx, literal)
         ctx.last_row = dict(row)
@@ -463,9 +469,16 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
         f = _field(ent, p.field)
         if f is not None:
             own[f.name] = v
-    if tool.kind == ToolKind.update and own and all(row.get(k) == v for k, v in own.items()):
+    if (
+        tool.kind == ToolKind.update
+        and not ctx.creating
+        and own
+        and all(row.get(k) == v for k, v in own.items())
+    ):
         return None  # writing the values the row holds tests nothing
-    if tool.kind == ToolKind.create:
+    if not _members_to_remove(tool, row, args):
+        return None  # a removal needs an element the row holds
+    if ctx.creating:
         row = {**{f.name: f.default for f in ent.fields}, **own}
     if not _solve_compared(ctx, args, row, own):
         return None
@@ -481,6 +494,24 @@ def _attempt(ctx: _Ctx) -> dict[str, Any] | None:
         return None
     ctx.last_own, ctx.last_args = own, args
     return args
+
+
+def _members_to_remove(tool: ToolSpec, row: dict[str, Any], args: dict[str, Any]) -> bool:
+    """Point each ``remove_param`` at an element the row's array holds (its ``match_key`` value for
+    an array of objects); False when the array is empty (another row is tried)."""
+    for ef in tool.effects:
+        if ef.remove_param is None:
+            continue
+        items = row.get(ef.field) if isinstance(row.get(ef.field), list) else []
+        if not items:
+            return False
+        first = items[0]
+        value = first.get(ef.match_key) if ef.match_key and isinstance(first, dict) else first
+        if value is None:
+            return False
+        p = tool.param(ef.remove_param)
+        args[p.name] = [value] if p.type == FieldType.array else value
+    return True
 
 
 def filter_args(

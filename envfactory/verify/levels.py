@@ -251,7 +251,7 @@ def check_tool_l1(expected: EnvSpec, env: Any, tool: ToolSpec, *, seed: int = 0)
         with env.new_session() as s:
             args = c.args(s)
             key = tool.key_param
-            if key is not None and tool.kind != ToolKind.create:
+            if key is not None and tool.kind != ToolKind.create and not tool.upsert:
                 c.bad_call(
                     s,
                     {**args, key.name: _missing_key(key.type)},
@@ -317,7 +317,7 @@ def _find_tool(spec: EnvSpec, entity: str, kind: ToolKind) -> ToolSpec | None:
 def _check_effects(c: _Ctx, s: Any, args: dict[str, Any], predicted: dict, out: dict) -> None:
     spec = c.spec
     ent = c.ent
-    if c.tool.kind == ToolKind.create:
+    if c.tool.kind == ToolKind.create or (c.tool.upsert and (ent.name, None) in predicted):
         key = out.get(ent.primary_key)
         predicted = {
             (t, (key if (t == ent.name and k is None) or (t == ent.name and k == key) else k)): r
@@ -486,7 +486,8 @@ def _l2_write(c: _Ctx, sample: int) -> None:
         predicted = effect_oracle(spec, tool, s, args)
         out = c.ok_call(s, args)
         _check_effects(c, s, args, predicted, out)
-        key = out.get(ent.primary_key) if tool.kind == ToolKind.create else call_key(s, ent, tool, args)
+        made = tool.kind == ToolKind.create or tool.upsert  # (an upsert answers the row it made or changed)
+        key = out.get(ent.primary_key) if made else call_key(s, ent, tool, args)
         if getter is not None and key is not None:
             gargs = key_args(getter, key)
             if tool.kind == ToolKind.delete:

@@ -205,6 +205,8 @@ def build_mutants(spec: EnvSpec) -> list[Mutant]:
             _param_mutants(spec, t, ent, i, p, edit)
         if t.kind == ToolKind.list:
             _list_mutants(spec, t, edit, out)
+        if t.upsert:  # an upsert that only updates: a call naming no stored row fails (not_found)
+            edit("no_upsert", "update only", lambda mt, m: _update_only(mt))
         if t.kind == ToolKind.get:
             names = t.returns or [f.name for f in ent.fields]
             if len(names) > 1:
@@ -320,6 +322,13 @@ def _ref_mutants(spec: EnvSpec) -> list[Mutant]:
                 continue
             out.append(Mutant(f"drop_ref:{e.name}.{f.name}", "drop_ref", [t.name for t in writers], m))
     return out
+
+
+def _update_only(t: ToolSpec) -> None:
+    t.upsert = False
+    for p in t.params:
+        if p.key:
+            p.required = True
 
 
 def _rejected_anyway(spec: EnvSpec, t: ToolSpec, pname: str) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 from ..spec import EntitySpec, EnvSpec, FieldType, ToolKind, ToolSpec
 from .args import q, row_value
 
-__all__ = ["read_rows", "read_row", "list_oracle", "effect_oracle", "project"]
+__all__ = ["read_rows", "read_row", "list_oracle", "effect_oracle", "project", "creates"]
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -49,6 +49,17 @@ def call_key(session: Any, ent: EntitySpec, tool: ToolSpec, args: dict[str, Any]
         f"SELECT {q(ent.primary_key)} FROM {q(ent.name)} ORDER BY {q(ent.primary_key)} LIMIT 1"
     )
     return rows[0][0] if rows else None
+
+
+def creates(session: Any, ent: EntitySpec, tool: ToolSpec, args: dict[str, Any]) -> bool:
+    """Whether a call of ``tool`` makes a new row: a create, or an upsert whose call names no stored
+    row (no key argument, or a key no row has), read from the state before the call."""
+    if tool.kind == ToolKind.create:
+        return True
+    if not tool.upsert:
+        return False
+    key = call_key(session, ent, tool, args)
+    return key is None or read_row(session, ent, key) is None
 
 
 def key_args(tool: ToolSpec, key: Any) -> dict[str, Any]:
@@ -184,6 +195,8 @@ class _Predict:
             return ef.set
         if ef.param is not None:
             return a.get(ef.param, current)
+        if ef.append_param is not None or ef.remove_param is not None:
+            return _membership(ef, current, a)
         if ef.now:
             if ftype == FieldType.date:
                 return self.clock.date().isoformat()
@@ -223,6 +236,27 @@ class _Predict:
         return remote
 
 
+def _membership(ef: Any, current: Any, a: dict[str, Any]) -> list[Any]:
+    """The documented meaning of append/remove: each value of the argument is an element once
+    (``{match_key: value}`` in an array of objects); removing takes out every element it names."""
+    arg = a.get(ef.append_param) if ef.append_param is not None else a.get(ef.remove_param)
+    wanted = [] if arg is None else (arg if isinstance(arg, list) else [arg])
+    key = ef.match_key
+    out = list(current or [])
+
+    def ident(x: Any) -> Any:
+        return x.get(key) if key is not None and isinstance(x, dict) else x
+
+    if ef.remove_param is not None:
+        return [x for x in out if ident(x) not in wanted and x not in wanted]
+    have = [ident(x) for x in out]
+    for v in wanted:
+        if v not in have and v not in out:
+            out.append({key: v} if key is not None else v)
+            have.append(v)
+    return out
+
+
 def _norm(ftype: FieldType, v: Any) -> Any:
     if v is None:
         return None
@@ -243,7 +277,8 @@ def effect_oracle(
     """Predicted rows after ``tool(args)`` succeeds, read from the pre-call state of ``session``.
 
     Maps (entity, key) to the row's expected values (None: the row is deleted). For a create
-    the new row's key is unknown until the call: it is keyed ``(entity, None)``.
+    (or an upsert's call that names no stored row) the new row's key is unknown until the call,
+    unless the call chose it: it is keyed ``(entity, None)``.
     """
     pred = _Predict(spec, tool, session)
     ent = pred.ent
@@ -252,7 +287,7 @@ def effect_oracle(
         if p.default is not None and p.name not in a:
             a[p.name] = p.default
     out: dict[tuple[str, Any], dict[str, Any] | None] = {}
-    if tool.kind == ToolKind.create:
+    if creates(session, ent, tool, a):
         row: dict[str, Any] = {f.name: f.default for f in ent.fields}
         for p in tool.params:
             if p.field and p.name in a:

@@ -231,3 +231,98 @@ def test_library_removals_and_overwrites_are_not_bulk_row_writes():
     plans = [plan_operation(op) for op in doc.operations]
     assert [p.kind for p in plans] == [None, None]
     assert all("no id of one row" in (p.reason or "") for p in plans)
+
+
+def test_a_body_id_of_the_item_a_sub_path_names_agrees_with_the_path():
+    # Traccar PUT /devices/{id}/accumulators {deviceId, totalDistance, hours}: the tool's key is the
+    # path's {id}; the body's optional deviceId only repeats it
+    from envfactory.explore import build_fidelity
+
+    device = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}
+    acc = {
+        "type": "object",
+        "properties": {
+            "deviceId": {"type": "integer"},
+            "totalDistance": {"type": "number"},
+            "hours": {"type": "integer"},
+        },
+    }
+    paths = {
+        **_crud("/devices", "Device", "id"),
+        "/devices/{id}/accumulators": {
+            "put": {
+                "parameters": [path_param("id")],
+                "requestBody": body(acc),
+                "responses": {"204": {"description": "ok"}},
+            }
+        },
+    }
+    doc = openapi(paths, {"Device": device})
+    res = explore(doc, domain="d")
+    fid = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).totals
+    assert fid.required_agree == fid.required_checked, fid.disagreements
+
+
+def test_a_put_of_rows_documented_as_creating_them_is_a_create_one_row_per_call():
+    # BigCommerce PUT /catalog/products/channel-assignments [{product_id, channel_id}] "Create
+    # Products Channel Assignments" was dropped as "a bulk update of many rows"
+    row = {
+        "type": "object",
+        "properties": {"product_id": {"type": "integer"}, "channel_id": {"type": "integer"}},
+    }
+    listing = {"type": "object", "properties": {"data": {"type": "array", "items": row}}}
+    paths = {
+        "/catalog/products/channel-assignments": {
+            "get": {"summary": "Get Products Channel Assignments", "responses": ok(listing)},
+            "put": {
+                "summary": "Create Products Channel Assignments",
+                "requestBody": body({"type": "array", "items": row}),
+                "responses": {"204": {"description": "ok"}},
+            },
+        },
+        "/metadata_templates/enterprise/classification/schema#add": {
+            "put": {
+                "summary": "Add classification",
+                "requestBody": body(
+                    {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"op": {"type": "string"}, "data": {"type": "object"}},
+                        },
+                    }
+                ),
+                "responses": ok({"type": "object"}),
+            }
+        },
+    }
+    res = explore(openapi(paths), domain="d")
+    tools = {t.source: t for e in res.envs for t in e.tools}
+    made = tools["PUT /catalog/products/channel-assignments"]
+    assert made.kind.value == "create" and [p.name for p in made.params] == ["product_id", "channel_id"]
+    assert "PUT /metadata_templates/enterprise/classification/schema#add" not in tools  # patch operations
+
+
+def test_a_body_key_under_a_parent_s_path_is_no_repeat_of_the_path():
+    # Discord PATCH /guilds/{guild_id}/channels [{id, position}] (channel positions): the tool's key
+    # is a channel's id, from the body, which the document marks optional; it still disagrees
+    from envfactory.explore import build_fidelity
+
+    channel = {"type": "object", "properties": {"id": {"type": "string"}, "position": {"type": "integer"}}}
+    guild = [path_param("guild_id")]
+    paths = {
+        "/guilds/{guild_id}/channels": {
+            "parameters": guild,
+            "get": {"responses": ok({"type": "array", "items": channel})},
+            "patch": {
+                "requestBody": body({"type": "array", "items": channel}),
+                "responses": {"204": {"description": "ok"}},
+            },
+        }
+    }
+    doc = openapi(paths)
+    res = explore(doc, domain="d")
+    fid = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).documents[0]
+    assert fid.disagreements == [
+        "PATCH /guilds/{guild_id}/channels: 'id' is optional in the document, required in update_channel"
+    ]

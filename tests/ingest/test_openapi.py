@@ -378,3 +378,48 @@ def test_corpus_documents_load(name, fmt, min_ops, warning):
     if warning:
         assert warning in api.warnings
     assert all(op.path.startswith("/") for op in api.operations)
+
+
+def test_a_body_documented_only_by_its_example_gets_the_example_s_properties():
+    # Clubhouse (corpus): POST /get_club {"type": "object"} with the example {"club_id": 1234};
+    # the explorer could not see the id it reads ("get_club documents no id of the club it reads")
+    doc = {
+        "openapi": "3.0.0",
+        "info": {"title": "Clubhouse", "version": "1"},
+        "paths": {
+            "/get_club": {
+                "post": {
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object"},
+                                "examples": {"jsonObject": {"value": {"club_id": 1234}}},
+                            }
+                        }
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+            "/typed": {
+                "post": {
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+                                "example": {"name": "x", "extra": 1},
+                            }
+                        }
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+        },
+    }
+    api = read_openapi(doc, "clubhouse.yaml")
+    ops = {op.key: op for op in api.operations}
+    club = ops["POST /get_club"]
+    assert club.request_body["properties"]["club_id"]["type"] == "integer"
+    assert "required" not in club.request_body  # one example says nothing about what is required
+    assert [(p.name, p.location, p.required) for p in club.parameters] == [("club_id", "body", False)]
+    # a documented schema is the document's word: its example adds no property
+    assert list(ops["POST /typed"].request_body["properties"]) == ["name"]

@@ -34,11 +34,30 @@ def test_valid_args_is_none_when_no_row_meets_the_precondition():
     from envfactory.runtime import Environment
 
     env = Environment.from_spec(spec)
-    with env.new_session() as s:
-        assert valid_args(s, env, spec.tool("cancel_order"), random.Random(0)) is None
+    with env.new_session() as s:  # no order is cancelled, and a new one is placed, not cancelled
+        assert valid_args(s, env, spec.tool("delete_order"), random.Random(0)) is None
     bad = {c.tool: c for c in smoke_check(env)}
-    assert not bad["cancel_order"].ok and "no valid call" in bad["cancel_order"].message
+    assert not bad["delete_order"].ok and "no valid call" in bad["delete_order"].message
     assert bad["get_order"].ok
+
+
+def test_a_row_in_the_needed_state_is_made_through_the_create_tool():
+    # Resend: no seeded domain is 'pending', but create_domain makes one, and verify_domain acts
+    # on it (it used to fail verification with "no valid call found in the seeded state")
+    spec = tiny_spec(
+        lambda d: d["seed"]["entities"]["order"]["fields"].update(
+            {"status": {"kind": "const", "value": "shipped"}}
+        )
+    )
+    from envfactory.runtime import Environment
+
+    env = Environment.from_spec(spec)
+    with env.new_session() as s:
+        args = valid_args(s, env, spec.tool("cancel_order"), random.Random(0))
+        assert args is not None
+        placed = s.call("get_order", args)
+        assert placed["status"] == "placed" and s.call("cancel_order", args)["status"] == "cancelled"
+    assert {c.tool: c for c in smoke_check(env)}["cancel_order"].ok
 
 
 def test_smoke_catches_a_runtime_that_accepts_unknown_arguments():
