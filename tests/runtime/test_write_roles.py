@@ -228,7 +228,9 @@ def _random_calls_audit(env_dir: str, monkeypatch: pytest.MonkeyPatch | None = N
     return audit_environment(env, seed=0, calls_per_tool=3)
 
 
-@pytest.mark.parametrize("env_dir", ["domains/travel/trip_desk", "domains/academia/google_classroom_courses"])
+@pytest.mark.parametrize(
+    "env_dir", ["domains/travel/trip_desk", "domains/academia/google_classroom_announcements"]
+)
 def test_the_audit_finds_nothing_in_rows_random_valid_calls_wrote(env_dir, monkeypatch):
     rep = _random_calls_audit(env_dir)
     kinds = (ToolKind.create, ToolKind.update, ToolKind.action)

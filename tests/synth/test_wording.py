@@ -17,9 +17,57 @@ TODOS = REPO / "domains" / "office" / "google_tasks"
 FILLER = "Synergized empowering open architecture"
 
 
+# Shaped after Barbican as an earlier explorer read it: a secret with role-less 'created'/'updated'
+# strings and an 'alg' nothing describes, and an entity 'x' from a path segment it could not name.
+VAULT = {
+    "name": "vault",
+    "domain": "test",
+    "clock": "2026-06-01T09:00:00",
+    "entities": [
+        {"name": "container", "primary_key": "id", "fields": [{"name": "id", "type": "string"}]},
+        {
+            "name": "secret",
+            "primary_key": "id",
+            "fields": [
+                {"name": "id", "type": "string"},
+                {"name": "created", "type": "string"},
+                {"name": "updated", "type": "string"},
+                {"name": "alg", "type": "string"},
+            ],
+        },
+        {
+            "name": "x",
+            "primary_key": "id",
+            "fields": [
+                {"name": "id", "type": "string"},
+                {"name": "container_id", "type": "string", "ref": "container"},
+            ],
+        },
+    ],
+    "tools": [
+        {"name": "list_containers", "kind": "list", "entity": "container", "description": "List containers."},
+        {
+            "name": "list_xes",
+            "kind": "list",
+            "entity": "x",
+            "description": "List the xes of a container.",
+            "params": [{"name": "container_id", "type": "string", "field": "container_id", "required": True}],
+        },
+    ],
+    "seed": {"entities": {"container": {"rows": 5}, "secret": {"rows": 5}, "x": {"rows": 20}}},
+}
+
+
+def _vault():
+    from envfactory.runtime import Environment
+    from envfactory.spec import parse_spec
+
+    return Environment.from_spec(parse_spec(VAULT))
+
+
 def test_filler_in_a_role_less_date_or_identifier_field_is_not_said():
-    secrets, todos = load_environment(SECRETS).spec, load_environment(TODOS).spec
-    assert misfit_value(secrets, "secret", "created", FILLER)  # Barbican 'created', no role
+    secrets, todos = _vault().spec, load_environment(TODOS).spec
+    assert misfit_value(secrets, "secret", "created", FILLER)  # 'created', no role
     assert misfit_value(secrets, "secret", "updated", FILLER)
     assert misfit_value(todos, "task", "parent", FILLER)  # "Parent task identifier."
     assert not misfit_value(secrets, "secret", "created", "2026-03-19T00:30:00")  # a date is a date
@@ -32,7 +80,7 @@ def test_an_entity_with_no_sayable_name_gives_no_task():
     from envfactory.synth.config import TaskConfig
     from envfactory.synth.tasks import TaskReport
 
-    env = load_environment(SECRETS)
+    env = _vault()
     assert not sayable_noun("x") and sayable_noun("zone") and sayable_noun("tsigkey")
     steps = [
         Step("list_containers", {}, [], "discover"),
