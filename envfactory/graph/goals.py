@@ -151,7 +151,9 @@ class GoalBuilder(Grounder):
         ent = ctx.ents[tool.entity]
         values = [p for p in tool.params if not p.key and p.name not in args]
         template = self.rng.choice(ctx.state.rows[ent.name]) if ctx.state.rows[ent.name] else None
-        optional = [p for p in values if not p.required and p.field and self._stated(tool, p)]
+        optional = [p for p in values if not p.required and p.field and self._stated(tool, p)] or [
+            p for p in values if not p.required and p.field and self._stated(tool, p, plain=True)
+        ]
         want = {p.name for p in values if p.required}
         if self.config.intent_first:
             self._check_stated(tool, [p for p in values if p.required])
@@ -195,14 +197,19 @@ class GoalBuilder(Grounder):
                     if args[p.name] == held:
                         raise SampleError(f"{tool.name}: {p.name} already holds that value")
 
-    def _stated(self, tool: ToolSpec, p: ParamSpec) -> bool:
+    def _stated(self, tool: ToolSpec, p: ParamSpec, *, plain: bool = False) -> bool:
         """Whether a person would state a value for optional parameter ``p`` (always, unless plans
-        are intent-first: then not filler, a bookkeeping stamp or an object)."""
+        are intent-first: then not filler, a bookkeeping stamp or an object). Unless ``plain``, also
+        a field that says what it holds (a role or documented values): a title, a date, an amount,
+        not a bare 'sequence 50' or 'private copy yes' when the row has better details to give."""
         if not self.config.intent_first:
             return True
         ent = self.ctx.ents[tool.entity]
         if p.field and ent.has_field(p.field):
-            return states_value(self.ctx.spec, ent.name, p.field)
+            f = ent.field(p.field)
+            if not states_value(self.ctx.spec, ent.name, p.field):
+                return False
+            return plain or ent.role_of(f) is not None or bool(f.enum) or f.type.value == "enum"
         return p.type.value not in ("object", "array")
 
     def _check_stated(self, tool: ToolSpec, required: list[ParamSpec]) -> None:
@@ -255,10 +262,13 @@ class GoalBuilder(Grounder):
                 continue
             if ctx.source(tool.name, p.name) == "discover" and not p.required:
                 continue
-            if not p.required and not self._stated(tool, p):
+            if not p.required and not self._stated(tool, p, plain=True):
                 continue
             if p.required or (
-                template is not None and p.field and self.rng.random() < self.config.p_optional_value
+                template is not None
+                and p.field
+                and self._stated(tool, p)
+                and self.rng.random() < self.config.p_optional_value
             ):
                 v = self.user_value(tool, p, template)
                 if v is not None:
@@ -267,7 +277,7 @@ class GoalBuilder(Grounder):
                 spare.append(p)
         if self.config.intent_first and not self._says_something(tool, args):
             # 'add an order' says nothing: a person creating a row states at least one detail of it
-            for p in spare:
+            for p in sorted(spare, key=lambda q: not self._stated(tool, q)):  # telling fields first
                 v = self.user_value(tool, p, template)
                 if v is not None:
                     args[p.name] = v

@@ -269,6 +269,8 @@ def _harder_depth(plan: Plan, outputs: list[Any], spec: EnvSpec) -> Plan | None:
     # a row the user describes is one they know: asking to look it up again is no request a person
     # makes ('create an item in my shop at acme.com ... then look up the shop of that item')
     seen = {k.split("#", 1)[0].split(".", 1)[0] for k in plan.user_facts}
+    # ... or one the user picked out of a list (by a detail the realizer states): they know it too
+    seen |= {spec.tool(s.tool).entity for s in plan.steps if spec.tool(s.tool).kind == ToolKind.list}
     for g in reversed(plan.goal_steps):
         out = outputs[g] if g < len(outputs) else None
         if not isinstance(out, dict) or "items" in out or "deleted" in out:
