@@ -243,8 +243,17 @@ def build(
         help="With --source FOLDER --out FOLDER: a corpus build, each document on "
         "its own in N worker processes, resumable (corpus.json).",
     ),
+    doc_cpu: float | None = typer.Option(
+        600.0,
+        "--doc-cpu",
+        help="With --workers: CPU seconds per document (its own process's; the machine's other load "
+        "does not move it, so a rerun or another backend fails the same documents).",
+    ),
     doc_timeout: float | None = typer.Option(
-        900.0, "--doc-timeout", help="With --workers: seconds per document."
+        None,
+        "--doc-timeout",
+        help="With --workers: wall-clock seconds per document, a backstop for a worker that waits "
+        "(default: 10 times --doc-cpu).",
     ),
     doc_memory: int | None = typer.Option(4096, "--doc-memory", help="With --workers: MiB per document."),
     backend: str = typer.Option(
@@ -290,6 +299,7 @@ def _build(
     model: str | None,
     base_url: str | None,
     workers: int | None,
+    doc_cpu: float | None,
     doc_timeout: float | None,
     doc_memory: int | None,
     backend: str,
@@ -314,7 +324,8 @@ def _build(
             out,
             workers=workers,
             backend=(backend, ray_address),
-            timeout=doc_timeout,
+            timeout=doc_timeout if doc_timeout is not None or doc_cpu is None else 10 * doc_cpu,
+            cpu=doc_cpu,
             memory=doc_memory,
             seed=seed,
             verify=verify,

@@ -2,9 +2,11 @@
 
 ``build_corpus(source, out_dir, workers=N)`` builds every document under ``source`` with the
 project's per-document build (``build_source``) into ``out_dir/<slug>/``, one document per
-worker process. Each worker runs under a memory budget (``RLIMIT_AS``) and a wall-clock budget
-(the parent kills a worker that runs past it): a document over either is recorded as failed
-with the reason, and the run goes on. A document is never merged with another here (each is
+worker process. Each worker runs under a CPU-time budget (``RLIMIT_CPU``: seconds the document's
+own process computes, which the machine's other load does not move), a memory budget
+(``RLIMIT_AS``) and a wall-clock backstop (the parent kills a worker that runs past it, for one
+that waits rather than computes): a document over any is recorded as failed with the reason, and
+the run goes on. A document is never merged with another here (each is
 its own resource graph), so the result does not depend on the number of workers or the order
 in which they finish: ``corpus.json`` lists the documents sorted by path and holds no timings
 (they go to ``.corpus-times.json``), so the same documents and seed give the same bytes.
@@ -44,6 +46,7 @@ __all__ = [
     "CORPUS_STATE_FILE",
     "CORPUS_TIMES_FILE",
     "Budget",
+    "CpuBudgetExceeded",
     "CorpusDoc",
     "CorpusReport",
     "build_corpus",
@@ -58,13 +61,22 @@ _FIDELITY_FIELDS = FIDELITY_COUNTS
 
 @dataclass(frozen=True)
 class Budget:
-    """What one document may use: wall-clock seconds and address space in MiB (None: unlimited)."""
+    """What one document may use (None: unlimited): wall-clock seconds, address space in MiB, and
+    CPU seconds of the document's own process (what decides, under load, whether a large document
+    builds: a wall-clock budget alone lets the machine's other tenants move a document across it)."""
 
     seconds: float | None = 900.0
     memory_mb: int | None = 4096
+    cpu_seconds: float | None = None
 
     def key(self) -> list[float | int | None]:
-        return [self.seconds, self.memory_mb]
+        return [self.seconds, self.memory_mb, self.cpu_seconds]
+
+
+class CpuBudgetExceeded(BaseException):
+    """Raised in a worker's main thread when its document has used its CPU seconds.
+
+    A BaseException, so no ``except Exception`` in the build takes it for a failed tool."""
 
 
 @dataclass
@@ -187,6 +199,47 @@ def _limit_memory(memory_mb: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
+def _cpu_reason(cpu_s: float) -> str:
+    return f"CPU budget exceeded ({cpu_s:g} s)"
+
+
+def _limit_cpu(cpu_s: float | None) -> None:
+    """From now on, ``cpu_s`` more CPU seconds for this process (all its threads, user and system):
+    then a profiling timer (``ITIMER_PROF``, which counts only this process's CPU time) raises
+    CpuBudgetExceeded in the main thread. ``RLIMIT_CPU`` 30 s later is the kernel's backstop for a
+    process stuck where no Python signal handler runs (SIGXCPU ends it).
+
+    Off the main thread (no signal handler can be set there) a watcher thread ends the process.
+    """
+    if cpu_s is None:
+        return
+    import math
+    import resource
+    import signal
+
+    used = time.process_time()
+    if threading.current_thread() is not threading.main_thread():
+        threading.Thread(target=_watch_cpu, args=(used + cpu_s,), daemon=True).start()
+        return
+
+    def over(signum: int, frame: Any) -> None:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        raise CpuBudgetExceeded(_cpu_reason(cpu_s))
+
+    signal.signal(signal.SIGPROF, over)
+    signal.setitimer(signal.ITIMER_PROF, max(cpu_s, 0.001))
+    soft = math.ceil(used + cpu_s + 30)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _watch_cpu(limit: float) -> None:
+    while time.process_time() < limit:
+        time.sleep(0.2)
+    os._exit(76)
+
+
 def _summary(report: Any) -> dict[str, Any]:
     """The corpus row of one document's BuildReport (from h14's report: envs, tools, fidelity)."""
     fid = {k: 0 for k in _FIDELITY_FIELDS}
@@ -215,10 +268,13 @@ def _build_one(job: dict[str, Any], result: Connection, life: Connection) -> Non
     over = pickle.dumps({"status": "failed", "reason": f"memory budget exceeded ({job['memory_mb']} MiB)"})
     try:
         _limit_memory(job["memory_mb"])
+        _limit_cpu(job.get("cpu_s"))
         msg = _build_summary(job)
         result.send(msg)
     except MemoryError:
         result.send_bytes(over)
+    except CpuBudgetExceeded as e:
+        result.send({"status": "failed", "reason": str(e)})
 
 
 def build_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -232,7 +288,11 @@ def build_job(job: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     if job["memory_mb"] is not None:
         threading.Thread(target=_watch_memory, args=(int(job["memory_mb"]),), daemon=True).start()
-    msg = _build_summary(job)
+    try:
+        _limit_cpu(job.get("cpu_s"))
+        msg = _build_summary(job)
+    except CpuBudgetExceeded as e:
+        msg = {"status": "failed", "reason": str(e)}
     return {**msg, "seconds": time.perf_counter() - t0}
 
 
@@ -319,6 +379,8 @@ def _poll(run: _Running, budget: Budget, now: float) -> dict[str, Any] | None:
     if not run.proc.is_alive():
         run.proc.join()
         code = run.proc.exitcode
+        if code == 76 or code == -24:  # the CPU watcher's exit, or SIGXCPU's default action
+            return _finish(run, {"status": "failed", "reason": _cpu_reason(run.job.get("cpu_s") or 0)})
         why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return _finish(run, {"status": "failed", "reason": f"worker died ({why})"})
     if budget.seconds is not None and now - run.started > budget.seconds:
@@ -464,6 +526,7 @@ def build_corpus(
                 "max_envs": max_envs_per_doc,
                 "row_scale": row_scale,
                 "memory_mb": budget.memory_mb,
+                "cpu_s": budget.cpu_seconds,
             }
         )
 

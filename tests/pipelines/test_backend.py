@@ -112,6 +112,15 @@ def test_ray_gives_the_bytes_of_the_local_backend_for_synth_and_corpus_builds(on
             shutil.copy(CORPUS / rel, src / rel)
         budget = Budget(seconds=None, memory_mb=None)
         on_ray = build_corpus(src, out_dir=tmp_path / "ray", backend=ray, budget=budget, row_scale=0.1)
+        # a CPU-seconds budget stops a Ray task as it stops a pool worker, with the same reason
+        big = tmp_path / "big" / "file_storage" / "box__openapi.json"  # about 7 CPU seconds to build
+        big.parent.mkdir(parents=True)
+        shutil.copy(CORPUS / "file_storage" / "box__openapi.json", big)
+        cpu = Budget(seconds=None, memory_mb=None, cpu_seconds=3.0)
+        over = build_corpus(
+            big.parents[1], out_dir=tmp_path / "ray-cpu", backend=ray, budget=cpu, row_scale=0.1
+        )
+        assert [d.reason for d in over.documents] == ["CPU budget exceeded (3 s)"]
     finally:
         ray.close()
     local = build_corpus(src, out_dir=tmp_path / "local", workers=1, budget=budget, row_scale=0.1)

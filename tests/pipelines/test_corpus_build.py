@@ -26,6 +26,7 @@ DOCS = (
     "project_management/basecamp__todolists.md",
 )
 BIG = Budget(seconds=None, memory_mb=None)
+BOX = "file_storage/box__openapi.json"
 
 
 # a page in the folder that documents no API: it must be recorded as failed, with a reason, and the run go on
@@ -100,6 +101,23 @@ def test_a_document_over_its_budget_is_failed_and_the_run_goes_on(tmp_path):
         src, out_dir=tmp_path / "mem", workers=2, budget=Budget(seconds=None, memory_mb=100), row_scale=0.1
     )
     assert mem.failure_reasons() == {"memory budget exceeded": 2}
+
+
+@needs_corpus
+def test_a_document_over_its_cpu_seconds_is_failed_whatever_the_wall_clock(tmp_path):
+    # Box's document (about 7 CPU seconds to build) and a small one (under a second)
+    src = _corpus(tmp_path, (BOX, DOCS[0]))
+    cpu = Budget(seconds=None, memory_mb=None, cpu_seconds=3.0)  # the wall-clock budget is off
+    report = build_corpus(src, out_dir=tmp_path / "out", workers=2, budget=cpu, row_scale=0.1)
+    by = {d.source: d for d in report.documents}
+    assert by[BOX].status == "failed" and by[BOX].reason == "CPU budget exceeded (3 s)"
+    assert by[DOCS[0]].status == "built"
+    # nothing half-built is left where the stopped build was writing
+    assert not (tmp_path / "out" / by[BOX].out).exists()
+    assert not [p.name for p in (tmp_path / "out").iterdir() if p.name.startswith(".") and "build-" in p.name]
+    # the same budget does not retry it; a rerun skips both
+    again = build_corpus(src, out_dir=tmp_path / "out", workers=2, budget=cpu, row_scale=0.1)
+    assert again.skipped == 2
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path):

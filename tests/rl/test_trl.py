@@ -162,7 +162,9 @@ def _two_grpo_steps(ds, rows, tmp_path):
 
     environment, sub, factories, convs, model, tok = _setup(ds, rows)
     data = trl_dataset(sub)
-    losses = warm_up(model, tok, convs, steps=400, lr=5e-3)  # the first calls come out whole under greedy decoding
+    losses = warm_up(
+        model, tok, convs, steps=400, lr=5e-3
+    )  # the first calls come out whole under greedy decoding
     print(f"warm-up loss {losses[0]:.3f} -> {losses[-1]:.4f}")
     assert losses[-1] < losses[0]
     seen: list[list[float]] = []
