@@ -3,6 +3,11 @@
 The run is cut into shards by a plan that depends only on the environments, ``n`` and the seed,
 never on the workers: ``n`` is split evenly over the environments (sorted by id; the first ones
 take the remainder), and each environment's share into blocks of at most ``SHARD_TASKS`` tasks.
+An environment that builds fewer tasks than its share (few plans pass the checks, or none can be
+grounded) leaves a shortfall; top-up rounds give it to the environments that delivered their whole
+share, in new blocks (at most ``TOPUP_ROUNDS``), so a run asked for ``n`` keeps ``n`` wherever the
+environments allow. A top-up round is planned from the finished shards alone, which the seeds
+determine, so it too is the same for any number of workers.
 A shard builds its own tasks (``build_tasks`` on its one environment, with a seed derived from
 the run's seed, the environment and the block), rolls them out and replays them exactly as the
 one-process path does, and returns its records and its Parquet parts as bytes. The parent writes
@@ -35,9 +40,18 @@ from ..runtime import Environment
 from .backend import Backend, JobFailed
 from .swap import write_atomic
 
-__all__ = ["SHARD_TASKS", "ShardJob", "plan_shards", "run_shard", "synthesize_sharded"]
+__all__ = [
+    "SHARD_TASKS",
+    "TOPUP_ROUNDS",
+    "ShardJob",
+    "plan_shards",
+    "plan_topup",
+    "run_shard",
+    "synthesize_sharded",
+]
 
 SHARD_TASKS = 250  # tasks per shard at most: what one worker holds at once
+TOPUP_ROUNDS = 3  # rounds that give a shortfall to environments that delivered their share
 _CARD_KEYS = ("domain", "env_id", "num_turns", "num_tool_calls", "difficulty", "task_id")
 _PARTS: tuple[tuple[str, str], ...] = (
     ("default", "sft"),
@@ -109,6 +123,49 @@ def plan_shards(
                     rl_fraction=rl_fraction,
                     via_mcp=via_mcp,
                     task_config=task_config,
+                )
+            )
+    return jobs
+
+
+def plan_topup(plan: list[ShardJob], summaries: list[dict[str, Any]], *, n: int) -> list[ShardJob]:
+    """Shards that make up what the finished ``plan`` fell short of ``n`` by, on the environments
+    that delivered every task their shards asked for.
+
+    The shortfall is split evenly over those environments (sorted; the first take the remainder),
+    in new blocks after each one's last; nothing when nothing is short or no environment is full.
+    """
+    asked: Counter = Counter()
+    got: Counter = Counter()
+    blocks: Counter = Counter()
+    first: dict[str, ShardJob] = {}
+    for j, summ in zip(plan, summaries):
+        asked[j.env_key] += j.n
+        got[j.env_key] += len(summ["task_ids"])
+        blocks[j.env_key] += 1
+        first.setdefault(j.env_key, j)
+    short = n - sum(got.values())
+    full = sorted(k for k in asked if got[k] >= asked[k] > 0)
+    if short <= 0 or not full:
+        return []
+    jobs = []
+    for i, key in enumerate(full):
+        share = short // len(full) + (1 if i < short % len(full) else 0)
+        base = first[key]
+        for b, start in enumerate(range(0, share, SHARD_TASKS)):
+            block = blocks[key] + b
+            jobs.append(
+                ShardJob(
+                    shard_id=f"{key.replace('/', '__')}__{block:05d}",
+                    env_dir=base.env_dir,
+                    env_key=key,
+                    n=min(SHARD_TASKS, share - start),
+                    task_seed=_shard_seed(base.seed, key, block),
+                    seed=base.seed,
+                    held_out=base.held_out,
+                    rl_fraction=base.rl_fraction,
+                    via_mcp=base.via_mcp,
+                    task_config=base.task_config,
                 )
             )
     return jobs
@@ -380,7 +437,7 @@ def synthesize_sharded(
         license=license,
         task_config=task_config,
     )
-    settings["sharding"] = {"plan": "env-blocks-v1", "shard_tasks": SHARD_TASKS}
+    settings["sharding"] = {"plan": "env-blocks-v2-topup", "shard_tasks": SHARD_TASKS}
     work = _start(out, settings, overwrite)
     plan = plan_shards(
         by_key,
@@ -393,6 +450,13 @@ def synthesize_sharded(
     )
     t0 = time.perf_counter()
     resumed, now = _run_shards(work, plan, backend, on_progress)
+    for _ in range(TOPUP_ROUNDS):  # shortfalls go to the environments that delivered
+        extra = plan_topup(plan, [cast(dict, _summary(work, j)) for j in plan], n=n)
+        if not extra:
+            break
+        r, w = _run_shards(work, extra, backend, on_progress)
+        resumed, now = resumed + r, now + w
+        plan = plan + extra
     t1 = time.perf_counter()
     result = export_sharded(
         out, work, plan, settings, by_key, command=command or f"envfactory synth --n {n} --seed {seed}"

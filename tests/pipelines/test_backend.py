@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from envfactory.errors import ConfigError
 from envfactory.pipelines.backend import JobFailed, LocalBackend, make_backend
-from envfactory.pipelines.synth_shards import SHARD_TASKS, plan_shards, synthesize_sharded
+from envfactory.pipelines.synth_shards import SHARD_TASKS, plan_shards, plan_topup, synthesize_sharded
 from envfactory.runtime import load_environment
 
 from ..conftest import REPO
@@ -61,6 +61,31 @@ def test_the_plan_depends_on_envs_n_and_seed_only_and_splits_n_evenly():
     assert again == plan
     other = plan_shards(by_key, n=2 * SHARD_TASKS + 3, seed=2, eval_fraction=0.5, rl_fraction=0.25)
     assert [j.task_seed for j in other] != [j.task_seed for j in plan]
+
+
+def test_a_shortfall_goes_to_the_environments_that_delivered_their_share():
+    by_key = {f"{e.spec.domain}/{e.spec.name}": e for e in _envs()}
+    short_key, full_key = sorted(by_key)
+    plan = plan_shards(by_key, n=2 * SHARD_TASKS + 3, seed=1, eval_fraction=0.5, rl_fraction=0.25)
+    # the first environment's two shards (250 + 2 tasks) build 10 tasks each; the other builds all 251
+    done = [{"task_ids": [f"t{i}" for i in range(10 if j.env_key == short_key else j.n)]} for j in plan]
+    extra = plan_topup(plan, done, n=2 * SHARD_TASKS + 3)
+    assert {j.env_key for j in extra} == {full_key}
+    assert sum(j.n for j in extra) == (SHARD_TASKS + 2) - 20  # exactly what is missing
+    assert all(j.n <= SHARD_TASKS for j in extra)
+    assert not {j.shard_id for j in extra} & {j.shard_id for j in plan}  # new blocks, new seeds
+    assert not {j.task_seed for j in extra} & {j.task_seed for j in plan}
+    assert extra == plan_topup(plan, done, n=2 * SHARD_TASKS + 3)  # planned from the results alone
+    # the next round counts what the top-up delivered, not the first shortfall again: all of it, nothing
+    # more to do; short of it, the helper has run out of tasks too, and the run stops short
+    got = done + [{"task_ids": [f"x{j.shard_id}{i}" for i in range(j.n)]} for j in extra]
+    assert plan_topup(plan + extra, got, n=2 * SHARD_TASKS + 3) == []
+    got = done + [{"task_ids": [f"x{j.shard_id}{i}" for i in range(j.n - 2)]} for j in extra]
+    assert plan_topup(plan + extra, got, n=2 * SHARD_TASKS + 3) == []
+    # nothing short, or nobody full: no top-up
+    full = [{"task_ids": ["t"] * j.n} for j in plan]
+    assert plan_topup(plan, full, n=2 * SHARD_TASKS + 3) == []
+    assert plan_topup(plan, [{"task_ids": []} for _ in plan], n=2 * SHARD_TASKS + 3) == []
 
 
 @pytest.mark.slow
