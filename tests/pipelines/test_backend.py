@@ -63,6 +63,27 @@ def test_the_plan_depends_on_envs_n_and_seed_only_and_splits_n_evenly():
     assert [j.task_seed for j in other] != [j.task_seed for j in plan]
 
 
+def test_shares_are_per_api_then_per_environment():
+    from types import SimpleNamespace
+
+    def env(name, *docs):
+        return SimpleNamespace(spec=SimpleNamespace(sources=list(docs)), path=Path("/x") / name)
+
+    # one document split into four environments is one API, as much as a document of one environment
+    envs = {f"c/stripe_{i}": env(f"s{i}", "stripe.json") for i in range(4)}
+    envs["t/trips"] = env("trips", "traccar.yaml")
+    plan = plan_shards(envs, n=100, seed=0, eval_fraction=0.0, rl_fraction=0.25)
+    per: dict[str, int] = {}
+    for j in plan:
+        per[j.env_key] = per.get(j.env_key, 0) + j.n
+    assert per == {"c/stripe_0": 13, "c/stripe_1": 13, "c/stripe_2": 12, "c/stripe_3": 12, "t/trips": 50}
+    assert {j.api for j in plan} == {"stripe.json", "traccar.yaml"}
+    # a shortfall of one of the API's environments goes to its siblings first
+    done = [{"task_ids": ["t"] * (0 if j.env_key == "c/stripe_0" else j.n)} for j in plan]
+    extra = plan_topup(plan, done, n=100)
+    assert sum(j.n for j in extra) == 13 and {j.env_key for j in extra} == {f"c/stripe_{i}" for i in (1, 2, 3)}
+
+
 def test_a_shortfall_goes_to_the_environments_that_delivered_their_share():
     by_key = {f"{e.spec.domain}/{e.spec.name}": e for e in _envs()}
     short_key, full_key = sorted(by_key)
