@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import SampleError
-from ..spec import ParamSpec, ToolKind, ToolSpec, compare, is_filler, states_value
+from ..spec import ParamSpec, ToolKind, ToolSpec, compare, is_filler, states_value, tells_row
 from .draft import Landing
 from .ground import Grounder
 from .plan import is_ref, ref
@@ -275,13 +275,28 @@ class GoalBuilder(Grounder):
                     args[p.name] = v
             elif template is not None and p.field:
                 spare.append(p)
-        if self.config.intent_first and not self._says_something(tool, args):
-            # 'add an order' says nothing: a person creating a row states at least one detail of it
-            for p in sorted(spare, key=lambda q: not self._stated(tool, q)):  # telling fields first
+        if self.config.intent_first and template is not None:
+            # a person creating a row names it when it has a name: 'a task called ...', not a task
+            # with notes and a position and no title
+            telling = [p for p in spare if p.field and tells_row(ctx.spec, ent.name, p.field)]
+            names = {q.name for q in tool.params}
+            said = [tool.param(n).field for n in args if not is_ref(args[n]) and n in names]
+            if telling and not any(f and ent.has_field(f) and tells_row(ctx.spec, ent.name, f) for f in said):
+                p = self.rng.choice(telling)
                 v = self.user_value(tool, p, template)
                 if v is not None:
                     args[p.name] = v
-                    break
+        if self.config.intent_first and not self._says_something(tool, args):
+            # 'add an order' says nothing, nor 'a notification with always no': a person creating a
+            # row states at least one detail of it beyond a flag or a documented value
+            for p in sorted(spare, key=lambda q: not self._stated(tool, q)):  # telling fields first
+                if p.name in args:
+                    continue
+                v = self.user_value(tool, p, template)
+                if v is not None:
+                    args[p.name] = v
+                    if self._says_something(tool, args):
+                        break
             else:
                 raise SampleError(f"{tool.name}: a new row with no detail a person would state")
         for p in tool.params:
@@ -304,6 +319,9 @@ class GoalBuilder(Grounder):
                 continue
             p = tool.param(name)
             if p.field and ent.has_field(p.field) and not ent.field(p.field).ref:
+                f = ent.field(p.field)
+                if f.type.value in ("boolean", "enum") or f.enum or isinstance(v, bool):
+                    continue  # a flag or one of a few documented values tells nothing of the row
                 if states_value(self.ctx.spec, ent.name, p.field):
                     return True
         return False

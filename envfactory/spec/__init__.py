@@ -46,7 +46,7 @@ from .roles import (
     is_person_entity,
     realistic_range,
 )
-from .sayable import identifiable, is_filler, is_stamp, names_row, states_value
+from .sayable import identifiable, is_filler, is_stamp, names_row, states_value, tells_row
 from .schema import (
     DATE_PATTERN,
     DATETIME_PATTERN,
@@ -61,6 +61,7 @@ from .task import Difficulty, GoldStep, Persona, RewardSpec, SubGoal, Task, load
 
 __all__ = [
     "names_row",
+    "tells_row",
     "states_value",
     "is_stamp",
     "is_filler",

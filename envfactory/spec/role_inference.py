@@ -284,6 +284,9 @@ _NAME_RULES: list[tuple[str, FieldRole]] = [
 ]
 
 
+_ORDERING_DESC = re.compile(r"\b(among|siblings?|sort(ed|ing)?|ordering|order of|lexicograph\w*)\b", re.I)
+
+
 def _status_field(name: str, siblings: Iterable[str]) -> bool:
     if not _STATUS.search(name):
         return False
@@ -384,6 +387,10 @@ def _string_role(entity: str, n: str, ftype: str, description: str, example: Any
         )
     if _ID.search(n):
         return FieldRole.internal_id
+    if re.search(r"(^|_)(position|rank|order|sort_order|sort_key)$", n) and _ORDERING_DESC.search(
+        description or ""
+    ):
+        return None  # Google Tasks' 'position among its sibling tasks' is an ordering key, not a job title
     for pat, role in _NAME_RULES:
         if re.search(pat, n):
             shape = ROLE_SHAPES.get(role)

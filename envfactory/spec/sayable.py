@@ -27,7 +27,7 @@ from .seed_defaults import default_generator
 if TYPE_CHECKING:
     from .model import EnvSpec, GeneratorSpec  # noqa: F401 (GeneratorSpec: annotations)
 
-__all__ = ["names_row", "states_value", "is_stamp", "is_filler", "identifiable"]
+__all__ = ["names_row", "tells_row", "states_value", "is_stamp", "is_filler", "identifiable"]
 
 # Roles whose values a person knows and says to name a row.
 _NAMING = frozenset(
@@ -190,6 +190,13 @@ def _states(entity: EntitySpec, f: FieldSpec) -> bool:
 def names_row(spec: EnvSpec, entity: str, fname: str) -> bool:
     """Whether a request may name a row of ``entity`` by field ``fname`` (see the module docstring)."""
     return fname in _cached(spec, spec.entity(entity))[0]
+
+
+def tells_row(spec: EnvSpec, entity: str, fname: str) -> bool:
+    """Whether field ``fname`` names a row and tells it from the next by its role (a name, a title,
+    an email, a date): what a person creating a row says first ('a task called ...')."""
+    ent = spec.entity(entity)
+    return names_row(spec, entity, fname) and ent.role_of(ent.field(fname)) in _TELLING
 
 
 def states_value(spec: EnvSpec, entity: str, fname: str) -> bool:

@@ -283,3 +283,41 @@ def test_intent_first_plans_say_what_a_person_knows_and_change_what_they_set():
             if st.tool == "update_gadget" and not is_ref(st.args["gadget_id"]):
                 assert literal["status"] != rows[st.args["gadget_id"]]["status"], st.args
     assert {"create_gadget", "update_gadget", "list_gadgets"} <= kinds
+
+
+def test_a_new_row_is_named_when_it_has_a_name_and_never_only_a_flag_or_a_kind():
+    """'Set up a notification with always no' is no request: a create states its title when the row
+    has one, and at least one detail beyond a flag or one of a few documented values."""
+    import copy
+
+    from envfactory.graph.plan import is_ref
+    from envfactory.runtime import Environment
+    from envfactory.spec import parse_spec
+
+    spec = copy.deepcopy(GADGETS)
+    fields = spec["entities"][0]["fields"]
+    fields += [{"name": "always", "type": "boolean"}, {"name": "kind", "type": "enum", "enum": ["a", "b"]}]
+    create = next(t for t in spec["tools"] if t["name"] == "create_gadget")
+    create["params"] = [
+        {"name": "always", "type": "boolean", "field": "always"},
+        {"name": "kind", "type": "enum", "enum": ["a", "b"], "field": "kind"},
+        {"name": "status", "type": "enum", "enum": ["draft", "live", "retired"], "field": "status"},
+        {"name": "title", "type": "string", "field": "title"},
+    ]
+    env = Environment.from_spec(parse_spec(spec))
+    creates = [
+        {k: v for k, v in st.args.items() if not is_ref(v)}
+        for p in _intent_plans(env, n=150)
+        for st in p.steps
+        if st.tool == "create_gadget"
+    ]
+    assert len(creates) >= 10
+    assert all("title" in c for c in creates), [c for c in creates if "title" not in c][:3]
+
+
+def test_an_ordering_key_is_no_job_title():
+    from envfactory.spec.role_inference import infer_role
+
+    tasks = "String indicating the position of the task among its sibling tasks under the same parent task."
+    assert infer_role("task", "position", "string", description=tasks) is None
+    assert infer_role("employee", "position", "string", description="The job position held.") is not None
