@@ -81,7 +81,9 @@ def test_shares_are_per_api_then_per_environment():
     # a shortfall of one of the API's environments goes to its siblings first
     done = [{"task_ids": ["t"] * (0 if j.env_key == "c/stripe_0" else j.n)} for j in plan]
     extra = plan_topup(plan, done, n=100)
-    assert sum(j.n for j in extra) == 13 and {j.env_key for j in extra} == {f"c/stripe_{i}" for i in (1, 2, 3)}
+    assert sum(j.n for j in extra) == 13 and {j.env_key for j in extra} == {
+        f"c/stripe_{i}" for i in (1, 2, 3)
+    }
 
 
 def test_a_shortfall_goes_to_the_environments_that_delivered_their_share():
