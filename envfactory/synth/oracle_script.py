@@ -202,7 +202,8 @@ class _Script:
         done = _summary(self.env, s.tool, s.output, s.args) if s else "that is done"
         # a count the summary already says ('I found 3 matching statistics') is not said twice
         facts = [_state_fact(f, self.task.gold) for f in answers if not fact_in_text(f, done)]
-        text = self.rng.choice(phrases("oracle_done")).format(done=done)
+        wrote = s is not None and self.env.spec.tool(s.tool).writes
+        text = self.rng.choice(phrases("oracle_done" if wrote else "oracle_done_read")).format(done=done)
         if facts:
             text += " " + self.rng.choice(phrases("oracle_facts")).format(facts="; ".join(facts))
         if last:
@@ -327,6 +328,7 @@ def _state_fact(fact: str, gold: list[Any]) -> str:
         out = step.output
         if isinstance(out, dict) and isinstance(out.get("items"), list) and str(len(out["items"])) == fact:
             return f"{fact} in all"
+    keys = []
     for step in reversed(gold):
         out = step.output
         if not isinstance(out, dict):
@@ -336,5 +338,9 @@ def _state_fact(fact: str, gold: list[Any]) -> str:
             if isinstance(row, dict):
                 for k, v in row.items():
                     if v is not None and not isinstance(v, (dict, list)) and str(v) == fact:
-                        return f"{_words(k)}: {fact}"
+                        keys.append(k)
+    # a quantity of 1 is not labelled 'id' because some row's id is 1: a key that is no id first
+    plain = [k for k in keys if k != "id" and not k.endswith("_id")]
+    if plain or keys:
+        return f"{_words((plain or keys)[0])}: {fact}"
     return fact

@@ -138,3 +138,25 @@ def test_a_row_named_in_the_documentation_s_words_keeps_its_adjectives_apart():
     assert any("scheduled flight" in d for d in plain) and any(
         " flight " in d and "scheduled" not in d for d in plain
     )
+
+
+def test_a_value_found_is_labelled_by_the_field_that_holds_it_not_by_an_id_that_happens_to_match():
+    from types import SimpleNamespace
+
+    from envfactory.synth.oracle_script import _state_fact
+
+    gold = [SimpleNamespace(output={"items": [{"id": 1, "quantity": 1, "amount": 310}]})]
+    assert _state_fact("1", gold) == "1 in all"  # one row found: a count
+    gold = [SimpleNamespace(output={"id": 1, "quantity": 1, "amount": 310})]
+    assert _state_fact("1", gold) == "quantity: 1"
+    assert _state_fact("310", gold) == "amount: 310"
+
+
+def test_an_answer_after_a_look_up_opens_with_words_for_a_look_up():
+    from envfactory.text import phrases
+
+    reads = {p.split("{")[0].strip() for p in phrases("oracle_done_read")}
+    writes = {p.split("{")[0].strip() for p in phrases("oracle_done")}
+    # 'That went through' reports a change; 'I looked it up' a look-up
+    assert "That went through:" in writes and "That went through:" not in reads
+    assert "I looked it up:" in reads and "I looked it up:" not in writes
