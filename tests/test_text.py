@@ -272,3 +272,11 @@ def test_text_imports_nothing_from_envfactory():
             assert node.level == 0 and not (node.module or "").startswith("envfactory"), ast.dump(node)
         elif isinstance(node, ast.Import):
             assert not any(a.name.startswith("envfactory") for a in node.names)
+
+
+def test_a_bare_stamp_is_said_as_what_it_stamps():
+    from envfactory.text import field_label
+
+    # 'tell me their created' is no sentence a person says
+    assert field_label("created", "integer") == "creation time"
+    assert field_label("updated") == "last update"
