@@ -88,13 +88,26 @@ def _say_args(args: dict[str, Any]) -> str:
     return (" with " + ", ".join(bits)) if bits else ""
 
 
-def wrong_form(env: Any, tool: str, args: dict[str, Any]) -> tuple[dict[str, Any], str, str] | None:
-    """(arguments with one value in a wrong form, the argument, the service's error message) for a
-    call the service rejects on any state, or None when no such variant exists."""
+def wrong_form(
+    env: Any, tool: str, args: dict[str, Any], rng: random.Random | None = None
+) -> tuple[dict[str, Any], str, str, str] | None:
+    """(arguments with one mistake, the argument, the service's error message, the mistake's kind)
+    for a call the service rejects on any state, or None when no such variant exists.
+
+    Kinds: ``form`` (a value in a wrong form: 'Confirmed' for 'confirmed', '25' for 25, 'yes' for
+    true) and ``missing`` (a required value left out, that the user had given). With ``rng`` one
+    kind is drawn among those the call allows; without, the first found."""
     t = env.spec.tool(tool)
+    found: dict[str, tuple[dict[str, Any], str, str, str]] = {}
+
+    def rejected(bad: dict[str, Any]) -> str | None:
+        with env.new_session() as s:
+            r = s.try_call(tool, bad)
+        return r["message"] if not r["ok"] and r.get("error") == "invalid_argument" else None
+
     for p in t.params:
         v = args.get(p.name)
-        if v is None or isinstance(v, (list, dict)):
+        if v is None or isinstance(v, (list, dict)) or "form" in found:
             continue
         cands: list[Any] = []
         if isinstance(v, bool):
@@ -112,11 +125,27 @@ def wrong_form(env: Any, tool: str, args: dict[str, Any]) -> tuple[dict[str, Any
             if c == v:
                 continue
             bad = {**args, p.name: c}
-            with env.new_session() as s:
-                r = s.try_call(tool, bad)
-            if not r["ok"] and r.get("error") == "invalid_argument":
-                return bad, p.name, r["message"]
-    return None
+            msg = rejected(bad)
+            if msg is not None:
+                found["form"] = (bad, p.name, msg, "form")
+                break
+        if rng is None and found:
+            return found["form"]
+    if rng is not None:
+        # a required value the user gave, left out (never the row's key: that is looked up, not said)
+        said = [
+            p
+            for p in t.params
+            if p.required and not p.key and p.name in args and not isinstance(args[p.name], (list, dict))
+        ]
+        for p in said[:1] if len(args) > 1 else []:
+            bad = {k: v for k, v in args.items() if k != p.name}
+            msg = rejected(bad)
+            if msg is not None:
+                found["missing"] = (bad, p.name, msg, "missing")
+        if found:
+            return found[rng.choice(sorted(found))]
+    return found.get("form")
 
 
 class _Script:
@@ -184,12 +213,13 @@ class _Script:
                 first = False
         text = self.step_text(i, first)
         if self.recover:
-            bad = wrong_form(self.env, step.tool, step.args)
+            bad = wrong_form(self.env, step.tool, step.args, self.rng)
             if bad is not None:
                 self.recover = False
-                args, arg, message = bad
-                self.call(text, step.tool, args, weight=0)  # the wrong form is not for learning
-                fix = self.rng.choice(phrases("oracle_recover")).format(
+                args, arg, message, kind = bad
+                self.call(text, step.tool, args, weight=0)  # the mistake is not for learning
+                key = "oracle_recover" if kind == "form" else "oracle_recover_missing"
+                fix = self.rng.choice(phrases(key)).format(
                     arg=_words(arg), value=_sent(step.args[arg]), why=message.split(": ", 1)[-1]
                 )
                 self.call(fix, step.tool, step.args)

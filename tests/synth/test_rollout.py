@@ -136,3 +136,19 @@ def test_a_model_error_is_a_failed_rollout_not_a_crash(env, tasks):
         model = OpenAICompatModel(srv.base_url, "teacher-x", max_retries=0)
         tr = run_task(tasks[0], env, policy=TeacherPolicy(model, attempts=1))
     assert not tr.ok and tr.failure.startswith("model error")
+
+
+def test_recoveries_vary_between_a_value_in_a_wrong_form_and_a_value_left_out(env, tasks):
+    import json as _json
+
+    kinds = set()
+    for t in tasks:
+        tr = run_rollout(t, env, policy=OraclePolicy(recover_rate=1.0))
+        msgs = tr.messages
+        for i, m in enumerate(msgs):
+            if m["role"] == "tool" and m["content"].startswith('{"error"'):
+                bad = _json.loads(msgs[i - 1]["tool_calls"][0]["function"]["arguments"])
+                good = _json.loads(msgs[i + 1]["tool_calls"][0]["function"]["arguments"])
+                kinds.add("missing" if set(good) - set(bad) else "form")
+                assert tr.reward.reward == 1.0  # the retry is the gold call: the reward stays exact
+    assert kinds == {"form", "missing"}
