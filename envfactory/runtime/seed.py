@@ -113,7 +113,21 @@ def _provider(fake: Faker, name: str, where: str):
         raise SpecError(
             f"{where}: Faker provider {name!r} needs arguments ({', '.join(needs)}); use one that takes none"
         )
+    if name == "name":  # 'Dr. Amber Snow MD' is no name a customer or a patient goes by
+        return lambda: plain_name(fn())
     return fn
+
+
+_TITLES = re.compile(r"^(Dr|Mr|Mrs|Ms|Miss|Mx|Prof)\.?\s+|\s+(MD|DDS|DVM|PhD|Jr\.?|Sr\.?|II|III|IV|V)$")
+
+
+def plain_name(name: str) -> str:
+    """A person's name without Faker's honorifics and post-nominals ('Dr. Amber Snow MD' -> 'Amber Snow')."""
+    while True:
+        out = _TITLES.sub("", name).strip()
+        if out == name or not out:
+            return out or name
+        name = out
 
 
 def _faker(locale: str) -> Faker:

@@ -282,7 +282,9 @@ class _Realizer:
                 return name
         fk = _faker()
         fk.seed_instance(self.rng.randrange(1 << 30))
-        return fk.name()
+        from ..runtime.seed import plain_name
+
+        return plain_name(fk.name())
 
     def _hide(self) -> None:
         """Parameter omission: hold back some facts; the user reveals them when asked."""
