@@ -11,7 +11,7 @@ from typing import Any
 import networkx as nx
 
 from ..errors import SampleError
-from ..spec import EnvSpec, ToolKind, ToolSpec
+from ..spec import EnvSpec, ToolKind, ToolSpec, account_roots
 from .state import state_index
 from .tool_graph import build_tool_graph, tool_outputs
 
@@ -32,6 +32,7 @@ class EnvContext:
         self.state = state_index(env)
         self.tools = {t.name: t for t in self.spec.tools}
         self.ents = {e.name: e for e in self.spec.entities}
+        self.account_roots = account_roots(self.spec)
         self.writes = {t.name for t in self.spec.tools if t.writes}
         self.outputs = {t.name: set(tool_outputs(self.spec, t)) for t in self.spec.tools}
         self.lists: dict[str, list[ToolSpec]] = {}

@@ -112,6 +112,8 @@ class Grounder:
             except SampleError:
                 self.draft.restore(mark)
                 continue
+        if entity in ctx.account_roots:  # the account's own one: the deployment states its key
+            return row[pk]
         if self.config.intent_first:  # a person does not know internal ids
             raise SampleError(f"nothing reveals the {entity} {row[pk]} to the agent")
         self.draft.fact(f"{entity}.{pk}", row[pk])  # nothing reveals it: the user has to know it

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .entities import EntitySpec, FieldSpec, FieldType
 from .role_vocab import FieldRole
@@ -27,7 +27,7 @@ from .seed_defaults import default_generator
 if TYPE_CHECKING:
     from .model import EnvSpec, GeneratorSpec  # noqa: F401 (GeneratorSpec: annotations)
 
-__all__ = ["names_row", "tells_row", "states_value", "is_stamp", "is_filler", "identifiable"]
+__all__ = ["names_row", "tells_row", "states_value", "is_stamp", "is_filler", "identifiable", "account_roots"]
 
 # Roles whose values a person knows and says to name a row.
 _NAMING = frozenset(
@@ -202,3 +202,39 @@ def tells_row(spec: EnvSpec, entity: str, fname: str) -> bool:
 def states_value(spec: EnvSpec, entity: str, fname: str) -> bool:
     """Whether a person would state (or ask for) the value of field ``fname`` of ``entity``."""
     return fname in _cached(spec, spec.entity(entity))[1]
+
+
+def account_roots(spec: EnvSpec) -> frozenset[str]:
+    """Entities the caller has exactly one of and no tool creates, deletes or lists (Basecamp's
+    project 'bucket' and its to-do set, named in every path but listed by no documented operation):
+    the account's own, whose keys the deployment states (the system prompt) rather than a person
+    (who never knows an internal id) or a look-up (there is none)."""
+    out = set()
+    for e in spec.entities:
+        seed = spec.seed.entities.get(e.name)
+        if seed is None or seed.rows != 1:
+            continue
+        tools = [t for t in spec.tools if t.entity == e.name]
+        if any(t.kind.value in ("create", "delete", "upsert") for t in tools):
+            continue
+        if any(t.kind.value == "list" and (not t.returns or e.primary_key in t.returns) for t in tools):
+            continue
+        if getattr(e, "singleton", None):
+            continue  # a singleton's tools take no key of it (Stripe's balance, /settings)
+        if not any(_names_key(spec, t, p, e.name) for t in spec.tools for p in t.params):
+            continue  # no other row's tool asks for its key: nothing to state (a lookup by its own key
+            # is no account's row: Sinao's VIES record of a SIREN)
+        out.add(e.name)
+    return frozenset(out)
+
+
+def _names_key(spec: EnvSpec, t: Any, p: Any, entity: str) -> bool:
+    """Whether parameter ``p`` of tool ``t`` takes a key of ``entity`` as another row's parent."""
+    if not p.field:
+        return False
+    try:
+        own = spec.entity(t.entity)
+        f = own.field(p.field)
+    except KeyError:
+        return False
+    return f.ref == entity and t.entity != entity  # a parent other rows name, not a row read by its own key

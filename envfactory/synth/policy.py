@@ -66,12 +66,33 @@ def build_tool_schemas(env: Any, names: list[str] | None = None) -> list[dict[st
     return out
 
 
+def account_context(env: Any) -> str:
+    """What the deployment tells the assistant about the account (``account_roots``: the one project
+    every path names, which no operation lists), as a sentence; '' when there is nothing to tell."""
+    from ..graph.state import state_index
+    from ..spec import account_roots
+
+    spec = env.spec
+    bits = []
+    for name in sorted(account_roots(spec)):
+        rows = state_index(env).rows.get(name) or []
+        if len(rows) == 1:
+            pk = spec.entity(name).primary_key
+            bits.append(f"one {name.replace('_', ' ')} ({pk.replace('_', ' ')} {rows[0][pk]})")
+        else:
+            return ""
+    if not bits:
+        return ""
+    return f"This account has {' and '.join(bits)}; use these where a tool asks for them.\n"
+
+
 def build_system_prompt(task: Task, env: Any) -> str:
     spec = env.spec
     desc = (spec.description or f"the {spec.name.replace('_', ' ')} service").strip()
     return (
         f"You are a helpful assistant for {desc}\n"
         f"The current date and time is {spec.clock}.\n"
+        f"{account_context(env)}"
         "Use the tools to look things up and to act for the user. Ask the user for any detail you need "
         "and do not have; never invent ids or values. When a request is done, reply with a short answer "
         "that states the results."
