@@ -160,8 +160,10 @@ every required fact as a value).
    final state), realized as a request in a person's words with a persona who holds some facts back until
    asked, split into sub-goals (one per user turn), with a verifiable reward spec. Rows are named by what a
    person knows (a name, an email, a date; never seeded filler, a bookkeeping stamp or a link to the record).
-   A task is dropped when a gold argument has no provenance, a gold call is not needed, the goal's words do
-   not pick the rows the gold run acts on, or the user would have to say something no person says.
+   A task is dropped when a gold argument has no provenance (the user's words, a fact the user gives when
+   asked, an earlier tool result, a documented default, or the key of the account's own project that the
+   system prompt states), a gold call is not needed, the goal's words do not pick the rows the gold run
+   acts on, or the user would have to say something no person says.
 2. Rollouts: {_how_policy(method)}
    Tool calls ran against live environment sessions ({method.get("via", "in-process")}).
 3. Verification: every row replayed; {method.get("replay_failures", 0)} failed the replay and were dropped;
