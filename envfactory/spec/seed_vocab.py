@@ -243,8 +243,10 @@ def titles_for(entity: str, field: str) -> list[str]:
     words = set(entity.split("_")) | set(field.split("_"))
     if words & {"medication", "drug", "prescription", "medicine"}:
         return _MEDICATIONS
-    if words & {"test", "lab", "panel"}:
-        return _LAB_TESTS
+    if words & {"lab", "panel"} or (
+        "test" in words and not words & {"clock", "mode", "run", "case", "suite"}
+    ):
+        return _LAB_TESTS  # a lab test, not Stripe's test clock or a test run
     if words & {"pet", "dog", "cat", "animal"}:
         return _PETS
     if words & {"product", "item", "sku", "variant", "listing", "catalog", "merchandise", "article", "line"}:

@@ -383,7 +383,10 @@ class _Realizer:
             ):
                 ctx_ents.append(e)
         setup_bits = self._setup_bits(anc, used_setup, ctx_ents)
-        hops = self._hops(st, t)
+        hops: dict[str, str] = {}
+        for a in steps:  # an ancestor reached through a row's foreign key too: 'the quote on the test
+            # clock of my customer', not 'the quote belonging to my customer' (which is another's)
+            hops.update(self._hops(plan.steps[a], spec.tool(plan.steps[a].tool)))
         ctx = ""
         if ctx_ents:
             pieces = []

@@ -160,3 +160,30 @@ def test_an_answer_after_a_look_up_opens_with_words_for_a_look_up():
     # 'That went through' reports a change; 'I looked it up' a look-up
     assert "That went through:" in writes and "That went through:" not in reads
     assert "I looked it up:" in reads and "I looked it up:" not in writes
+
+
+def test_a_row_reached_through_another_row_s_foreign_key_says_the_hop_even_in_an_earlier_step():
+    """'my quote belonging to my customer Makayla Sanchez' named a quote of the customer's test clock,
+    whose own customer was someone else: the hop is said ('the test clock of my customer ...')."""
+    from envfactory.synth import build_tasks
+    from envfactory.synth.invariants import GoldView
+
+    env = load_environment(REPO / "domains" / "commerce" / "stripe_quotes")
+    seen = 0
+    tasks = [t for seed in range(4) for t in build_tasks([env], n=80, seed=seed, index=False).tasks]
+    for t in tasks:
+        calls = GoldView.of_task(t).calls
+        for c in calls:
+            for arg, r in (c.get("refs") or {}).items():
+                src = calls[r[0]]["tool"] if r and isinstance(r[0], int) else ""
+                if c["tool"] == "list_quotes" and arg == "test_clock" and src.endswith("_customers"):
+                    seen += 1
+                    assert "test clock" in t.goal, t.goal
+    assert seen >= 1
+
+
+def test_a_test_clock_is_no_lab_test():
+    from envfactory.spec.seed_vocab import titles_for
+
+    assert "Lipid Panel" not in titles_for("test_clock", "name")
+    assert "Lipid Panel" in titles_for("lab_test", "name")
