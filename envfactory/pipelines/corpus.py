@@ -503,6 +503,8 @@ def build_corpus(
     jobs: list[dict[str, Any]] = []
     if progress:
         progress("documents", len(files))
+    common = {"seed": seed, "verify": verify, "max_envs": max_envs_per_doc, "row_scale": row_scale}
+    common.update(memory_mb=budget.memory_mb, cpu_s=budget.cpu_seconds)
     for p in files:
         rel = p.relative_to(root).as_posix()
         digest = _digest(p, options)
@@ -513,22 +515,8 @@ def build_corpus(
             if progress:
                 progress("document", f"{p.name} (done before)")
             continue
-        jobs.append(
-            {
-                "rel": rel,
-                "digest": digest,
-                "path": str(p),
-                "out": _slug(rel),
-                "out_dir": str(out / _slug(rel)),
-                "domain": _domain(rel, domain),
-                "seed": seed,
-                "verify": verify,
-                "max_envs": max_envs_per_doc,
-                "row_scale": row_scale,
-                "memory_mb": budget.memory_mb,
-                "cpu_s": budget.cpu_seconds,
-            }
-        )
+        jobs.append({"rel": rel, "digest": digest, "path": str(p), "out": _slug(rel), **common})
+        jobs[-1].update(out_dir=str(out / _slug(rel)), domain=_domain(rel, domain))
 
     def done(job: dict[str, Any], msg: dict[str, Any]) -> None:
         doc = CorpusDoc(
