@@ -9,7 +9,7 @@ import re
 from ..ingest import Operation
 from .auth_ops import is_auth_resource
 from .naming import snake
-from .shapes import answers_list, signs_in
+from .shapes import answers_list, batch_of_rows, signs_in
 
 __all__ = ["VERSION_SEGMENT", "noise_reason"]
 
@@ -105,6 +105,9 @@ def noise_reason(op: Operation) -> str | None:
         words = words[1:]
     for i, w in enumerate(words):
         key = snake(w) if w not in (".well-known", "$metadata") else w
+        ends = op.path.split("?", 1)[0].rstrip("/").endswith(f"/{w}")
+        if key in ("batch", "bulk") and 0 < i == len(words) - 1 and ends and batch_of_rows(op):
+            continue  # GET /group/bulk lists groups, POST /issue/bulk creates issues (resources.py)
         if key in _NOISE_ANYWHERE and not is_auth_resource(op, words, i):
             return _NOISE_ANYWHERE[key]
         if (

@@ -24,6 +24,7 @@ from .shapes import (
     RPC_VERBS,
     VERB_PATH_HEADS,
     answers_list,
+    batch_of_rows,
     bulk_ids_param,
     bulk_item_key,
     bulk_items,
@@ -304,6 +305,13 @@ def plan_operation(op: Operation) -> OpPlan:
         return _plan_item(plan, segs)
     word = snake(last)
     prev = segs[-2] if len(segs) >= 2 else None
+    if word in ("bulk", "batch") and prev is not None and prev[0] == "s" and batch_of_rows(op):
+        plan.entity = entity_name(prev[1])  # GET /group/bulk lists groups; POST /issue/bulk creates issues
+        if m == "get":
+            plan.kind, plan.qualifier = "list", "bulk"
+        else:
+            plan.kind, plan.bulk = "create", True
+        return plan
     rule = action_rule(word)
     if rule is not None and prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":
         return _plan_item_action(plan, segs, word, rule)
@@ -588,8 +596,9 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
                 plan, *why, f"{m.upper()} on a collection with no id of one row (a bulk update of many rows)"
             )
     else:
-        key = id_param(op, plan.entity) or (None if overwrites(op, segs) else bulk_ids_param(op, plan.entity))
-        if key is not None:  # DELETE /api/Task?TaskID=, DELETE /customers?id:in=4,5,6 (one id per call)
+        many = None if overwrites(op, segs) else bulk_ids_param(op, plan.entity, where=("query", "body"))
+        key = id_param(op, plan.entity) or many
+        if key is not None:  # DELETE /api/Task?TaskID=, ?id:in=4,5,6, Jira {webhookIds} (one id per call)
             plan.kind, plan.key_param, plan.bulk = "delete", key, key != id_param(op, plan.entity)
         else:
             return singleton_plan(plan, segs, why) or refuse(

@@ -36,6 +36,7 @@ __all__ = [
     "is_singleton_read",
     "SINGLETON_WORDS",
     "bulk_items",
+    "batch_of_rows",
     "bulk_item_key",
     "bulk_ids_param",
     "signs_in",
@@ -173,6 +174,21 @@ def says_creates(op: Operation) -> bool:
     if _CREATES.match(text):
         return True
     return (op.operation_id or "").rsplit(".", 1)[-1].lower() in ("create", "insert")
+
+
+_BULK_CREATES = re.compile(r"^(<p>|\s)*(bulk|batch)\s+(creates?|adds?)\b", re.I)
+
+
+def batch_of_rows(op: Operation) -> bool:
+    """A ``/bulk`` or ``/batch`` word that still names rows one at a time: a GET answering a list
+    of the collection before it (Jira ``GET /group/bulk`` "Bulk get groups", ``/user/bulk`` by
+    account ids), or a POST of an array of rows that says it creates them (Jira ``POST
+    /issue/bulk`` "Bulk create issue" {issueUpdates: [...]}: a bulk create, one row per call)."""
+    if op.method == "get":
+        return answers_list(op)
+    if op.method != "post" or bulk_items(op.request_body) is None:
+        return False
+    return says_creates(op) or bool(_BULK_CREATES.match((op.summary or "").strip()))
 
 
 _UPSERT = re.compile(

@@ -1,0 +1,141 @@
+"""Issue 14 fidelity, third round: operations dropped though the document says which rows they
+read, create or delete. Each fixture is cut down from a corpus document (named in the test)."""
+
+from __future__ import annotations
+
+from envfactory.explore import build_fidelity, explore, plan_operation
+
+from .conftest import body, ok, openapi
+
+GROUP = {"type": "object", "properties": {"groupId": {"type": "string"}, "name": {"type": "string"}}}
+PAGE = {
+    "type": "object",
+    "properties": {"isLast": {"type": "boolean"}, "values": {"type": "array", "items": GROUP}},
+}
+ISSUE_UPDATE = {"type": "object", "properties": {"fields": {"type": "object"}, "update": {"type": "object"}}}
+
+
+def _plans(paths: dict) -> dict:
+    return {op.key: plan_operation(op) for op in openapi(paths).operations}
+
+
+def test_bulk_word_that_lists_creates_or_deletes_rows_one_at_a_time():
+    # Jira GET /rest/api/3/group/bulk "Bulk get groups" (a page of groups), POST /issue/bulk
+    # "Bulk create issue" {issueUpdates: [...]}, DELETE /webhook {webhookIds} "Delete webhooks by ID"
+    ids = {"type": "array", "items": {"type": "integer"}}
+    plans = _plans(
+        {
+            "/rest/api/3/group/bulk": {
+                "get": {
+                    "summary": "Bulk get groups",
+                    "parameters": [
+                        {
+                            "name": "groupId",
+                            "in": "query",
+                            "schema": {"type": "array", "items": {"type": "string"}},
+                        }
+                    ],
+                    "responses": ok(PAGE),
+                }
+            },
+            "/rest/api/3/issue/bulk": {
+                "post": {
+                    "summary": "Bulk create issue",
+                    "requestBody": body(
+                        {
+                            "type": "object",
+                            "properties": {"issueUpdates": {"type": "array", "items": ISSUE_UPDATE}},
+                        }
+                    ),
+                    "responses": ok({"type": "object", "properties": {"issues": {"type": "array"}}}),
+                }
+            },
+            "/rest/api/3/webhook": {
+                "delete": {
+                    "summary": "Delete webhooks by ID",
+                    "requestBody": body(
+                        {"type": "object", "required": ["webhookIds"], "properties": {"webhookIds": ids}}
+                    ),
+                    "responses": {"202": {"description": "Returned if the request is successful."}},
+                }
+            },
+        }
+    )
+    got = {k: (p.reason or p.kind, p.entity, p.key_param, p.bulk) for k, p in plans.items()}
+    assert got == {
+        "GET /rest/api/3/group/bulk": ("list", "group", None, False),
+        "POST /rest/api/3/issue/bulk": ("create", "issue", None, True),
+        "DELETE /rest/api/3/webhook": ("delete", "webhook", "webhookIds", True),
+    }
+
+
+def test_bulk_word_that_writes_many_rows_at_once_stays_a_batch_endpoint():
+    # Resend POST /suppressions/batch/add {emails: [...]}; Onsched POST /locations/bulk (no body
+    # documented); Jira GET /user/email/bulk answers one object, not a list
+    plans = _plans(
+        {
+            "/suppressions/batch/add": {
+                "post": {
+                    "summary": "Add up to 100 suppressions at once",
+                    "requestBody": body(
+                        {
+                            "type": "object",
+                            "properties": {"emails": {"type": "array", "items": {"type": "string"}}},
+                        }
+                    ),
+                    "responses": ok({"type": "object"}),
+                }
+            },
+            "/setup/v1/locations/bulk": {
+                "post": {
+                    "summary": "Creates new location objects.",
+                    "requestBody": body({"type": "object"}),
+                    "responses": ok({"type": "array", "items": GROUP}),
+                }
+            },
+            "/user/email/bulk": {
+                "get": {
+                    "summary": "Get user email bulk",
+                    "responses": ok({"type": "object", "properties": {"accountId": {"type": "string"}}}),
+                }
+            },
+        }
+    )
+    assert all(p.reason and p.reason.startswith("batch endpoint") for p in plans.values()), plans
+
+
+def test_a_bulk_delete_keeps_its_documented_id_list_as_its_key():
+    # Jira DELETE /rest/api/3/webhook {webhookIds (required)}: the tool deletes one webhook per
+    # call by webhook_id; the fidelity report counts the documented list as kept, required as written
+    webhook = {"type": "object", "properties": {"id": {"type": "integer"}, "jqlFilter": {"type": "string"}}}
+    doc = openapi(
+        {
+            "/rest/api/3/webhook": {
+                "get": {
+                    "responses": ok(
+                        {"type": "object", "properties": {"values": {"type": "array", "items": webhook}}}
+                    )
+                },
+                "post": {
+                    "requestBody": body({"type": "object", "properties": {"jqlFilter": {"type": "string"}}}),
+                    "responses": ok(webhook),
+                },
+                "delete": {
+                    "summary": "Delete webhooks by ID",
+                    "requestBody": body(
+                        {
+                            "type": "object",
+                            "required": ["webhookIds"],
+                            "properties": {"webhookIds": {"type": "array", "items": {"type": "integer"}}},
+                        }
+                    ),
+                    "responses": {"202": {"description": "Returned if the request is successful."}},
+                },
+            }
+        }
+    )
+    res = explore(doc, domain="t")
+    d = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).documents[0]
+    assert d.verified == d.operations == 3
+    assert not [x for x in d.disagreements if "webhookIds" in x], d.disagreements
+    assert (d.body_documented, d.body_kept, d.required_agree) == (2, 2, 2)
