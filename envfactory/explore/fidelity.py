@@ -259,10 +259,9 @@ def _match_param(tool: ToolSpec, prop: str):
     for p in tool.params:  # a body property that is the tool's key (``{"consent_id": ...}``) is kept as it
         if p.name in (prop, n) or (p.field is not None and p.field in (prop, n)):
             return p
-    if n == "ids" or n.endswith("_ids"):  # a bulk write's list of ids ({webhookIds}): its key, one per call
-        one = n[:-1]
-        return next((p for p in tool.params if p.key and (p.name == one or n == "ids")), None)
-    return None
+    # a bulk write's list of ids ({webhookIds}, Discord {messages: [snowflake]}): its key, one per call
+    one = n[:-1] if n == "ids" or n.endswith("_ids") else f"{singular(n)}_id" if singular(n) != n else ""
+    return next((p for p in tool.params if p.key and one and (p.name == one or n == "ids")), None)
 
 
 def _key_from_path(op: Operation, p: Any, entity: str | None = None) -> bool:

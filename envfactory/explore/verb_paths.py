@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..ingest import Operation
-from .naming import entity_name, snake
+from ..ingest import Operation, Parameter
+from .naming import entity_name, plural, snake
 from .noise import VERSION_SEGMENT
 from .shapes import RPC_VERBS, says_creates, summary_verb
 
@@ -47,7 +47,29 @@ def _ids_param(plan: OpPlan, entity: str | None = None) -> str | None:
             return p.name
         if entity is not None and (n in ("ids", "object_ids") or entity.startswith(n[: -len("_ids")])):
             return p.name
+    if entity is not None:
+        return next((p.name for p in plan.op.parameters if _lists_ids_of(p, entity)), None)
     return None
+
+
+_ID_FORMATS = {"snowflake", "uuid", "int64", "int32"}
+
+
+def _lists_ids_of(p: Parameter, entity: str) -> bool:
+    """Discord ``bulk-delete {messages: [snowflake, ...]}``: a required body list named for the
+    entity's rows whose items are ids (integers, or strings of an id format)."""
+    raw = p.schema_.get("items")
+    items: dict = raw if isinstance(raw, dict) else {}
+    if (
+        p.location != "body"
+        or not p.required
+        or p.schema_.get("type") != "array"
+        or snake(p.name) != plural(entity)
+    ):
+        return False
+    return items.get("type") == "integer" or (
+        items.get("type") == "string" and items.get("format") in _ID_FORMATS
+    )
 
 
 def plan_bulk_verb(plan: OpPlan, word: str, prev: tuple[str, str] | None) -> OpPlan | None:

@@ -139,3 +139,70 @@ def test_a_bulk_delete_keeps_its_documented_id_list_as_its_key():
     assert d.verified == d.operations == 3
     assert not [x for x in d.disagreements if "webhookIds" in x], d.disagreements
     assert (d.body_documented, d.body_kept, d.required_agree) == (2, 2, 2)
+
+
+def test_bulk_delete_names_its_rows_by_a_list_named_for_them():
+    # Discord POST /channels/{channel_id}/messages/bulk-delete {messages: [snowflake, ...]}: the
+    # messages those ids name, one per call; a list of e-mail addresses names no rows
+    snowflakes = {"type": "array", "items": {"type": "string", "format": "snowflake"}}
+    emails = {"type": "array", "items": {"type": "string"}}
+    chan = {"name": "channel_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    plans = _plans(
+        {
+            "/channels/{channel_id}/messages/bulk-delete": {
+                "post": {
+                    "parameters": [chan],
+                    "requestBody": body(
+                        {"type": "object", "required": ["messages"], "properties": {"messages": snowflakes}}
+                    ),
+                    "responses": {"204": {"description": "No Content"}},
+                }
+            },
+            "/suppressions/bulk-delete": {
+                "post": {
+                    "requestBody": body(
+                        {
+                            "type": "object",
+                            "required": ["suppressions"],
+                            "properties": {"suppressions": emails},
+                        }
+                    ),
+                    "responses": {"204": {"description": "No Content"}},
+                }
+            },
+        }
+    )
+    got = {k: (p.reason or p.kind, p.entity, p.key_param, p.bulk) for k, p in plans.items()}
+    assert got["POST /channels/{channel_id}/messages/bulk-delete"] == ("delete", "message", "messages", True)
+    assert got["POST /suppressions/bulk-delete"][0].startswith("batch endpoint")
+
+
+def test_fidelity_counts_a_bulk_delete_list_named_for_its_rows_as_kept():
+    msg = {"type": "object", "properties": {"id": {"type": "string"}, "content": {"type": "string"}}}
+    chan = {"name": "channel_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    snowflakes = {"type": "array", "items": {"type": "string", "format": "snowflake"}}
+    doc = openapi(
+        {
+            "/channels/{channel_id}/messages": {
+                "parameters": [chan],
+                "get": {"responses": ok({"type": "array", "items": msg})},
+                "post": {
+                    "requestBody": body({"type": "object", "properties": {"content": {"type": "string"}}}),
+                    "responses": ok(msg),
+                },
+            },
+            "/channels/{channel_id}/messages/bulk-delete": {
+                "parameters": [chan],
+                "post": {
+                    "requestBody": body(
+                        {"type": "object", "required": ["messages"], "properties": {"messages": snowflakes}}
+                    ),
+                    "responses": {"204": {"description": "No Content"}},
+                },
+            },
+        }
+    )
+    res = explore(doc, domain="t")
+    d = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).documents[0]
+    assert d.verified == d.operations == 3
+    assert (d.body_documented, d.body_kept, d.required_agree) == (2, 2, 2), d.disagreements
