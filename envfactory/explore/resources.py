@@ -29,6 +29,7 @@ from .shapes import (
     bulk_item_key,
     bulk_items,
     id_param,
+    imports_one_row,
     is_singleton_read,
     names_attribute,
     overwrites,
@@ -311,6 +312,9 @@ def plan_operation(op: Operation) -> OpPlan:
             plan.kind, plan.qualifier = "list", "bulk"
         else:
             plan.kind, plan.bulk = "create", True
+        return plan
+    if word == "import" and m == "post" and prev is not None and prev[0] == "s" and imports_one_row(op):
+        plan.entity, plan.kind = entity_name(prev[1]), "create"  # POST /events/import "Imports an event"
         return plan
     rule = action_rule(word)
     if rule is not None and prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":

@@ -37,6 +37,7 @@ __all__ = [
     "SINGLETON_WORDS",
     "bulk_items",
     "batch_of_rows",
+    "imports_one_row",
     "bulk_item_key",
     "bulk_ids_param",
     "signs_in",
@@ -189,6 +190,17 @@ def batch_of_rows(op: Operation) -> bool:
     if op.method != "post" or bulk_items(op.request_body) is None:
         return False
     return says_creates(op) or bool(_BULK_CREATES.match((op.summary or "").strip()))
+
+
+def imports_one_row(op: Operation) -> bool:
+    """``POST .../events/import`` "Imports an event", Gmail ``messages/import``: the body is one row
+    and the answer is that row (most of the body's properties come back), so the operation adds
+    one row of the collection, as a create does. Plaid ``/item/import`` (credentials in, an access
+    token out) and a file upload are no such row."""
+    if op.method != "post":
+        return False
+    sent, got = set(_top_props(op.request_body)), set(_top_props(_schema(op)))
+    return len(sent) >= 3 and len(sent & got) >= 0.6 * len(sent)
 
 
 _UPSERT = re.compile(

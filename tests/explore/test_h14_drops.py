@@ -206,3 +206,97 @@ def test_fidelity_counts_a_bulk_delete_list_named_for_its_rows_as_kept():
     d = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).documents[0]
     assert d.verified == d.operations == 3
     assert (d.body_documented, d.body_kept, d.required_agree) == (2, 2, 2), d.disagreements
+
+
+EVENT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "summary": {"type": "string"},
+        "start": {"type": "object", "properties": {"dateTime": {"type": "string"}}},
+        "end": {"type": "object", "properties": {"dateTime": {"type": "string"}}},
+        "iCalUID": {"type": "string"},
+    },
+}
+IMPORT_JOB = {
+    "type": "object",
+    "properties": {
+        "object": {"type": "string"},
+        "id": {"type": "string", "format": "uuid"},
+        "status": {"type": "string", "enum": ["queued", "in_progress", "completed", "failed"]},
+    },
+}
+
+
+def test_an_import_of_one_row_is_a_create_and_import_jobs_are_rows():
+    # Google Calendar POST /calendars/{calendarId}/events/import "Imports an event" (an Event in,
+    # the Event out); Resend GET /contacts/imports and /contacts/imports/{id} (import jobs, with a status)
+    cal = {"name": "calendarId", "in": "path", "required": True, "schema": {"type": "string"}}
+    plans = _plans(
+        {
+            "/calendars/{calendarId}/events/import": {
+                "post": {
+                    "parameters": [cal],
+                    "description": "Imports an event.",
+                    "requestBody": body(EVENT),
+                    "responses": ok(EVENT),
+                }
+            },
+            "/contacts/imports": {
+                "get": {
+                    "responses": ok(
+                        {"type": "object", "properties": {"data": {"type": "array", "items": IMPORT_JOB}}}
+                    )
+                }
+            },
+            "/contacts/imports/{id}": {
+                "get": {
+                    "parameters": [
+                        {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                    ],
+                    "responses": ok(IMPORT_JOB),
+                }
+            },
+        }
+    )
+    got = {k: (p.reason or p.kind, p.entity) for k, p in plans.items()}
+    assert got == {
+        "POST /calendars/{calendarId}/events/import": ("create", "event"),
+        "GET /contacts/imports": ("list", "import"),
+        "GET /contacts/imports/{id}": ("get", "import"),
+    }
+
+
+def test_an_import_that_trades_credentials_or_a_file_stays_a_bulk_import():
+    # Plaid POST /item/import {products, user_auth} -> {access_token}; Resend POST /contacts/imports {file: binary}
+    plans = _plans(
+        {
+            "/item/import": {
+                "post": {
+                    "requestBody": body(
+                        {
+                            "type": "object",
+                            "properties": {
+                                "products": {"type": "array"},
+                                "user_auth": {"type": "object"},
+                                "options": {"type": "object"},
+                            },
+                        }
+                    ),
+                    "responses": ok({"type": "object", "properties": {"access_token": {"type": "string"}}}),
+                }
+            },
+            "/contacts/imports": {
+                "post": {
+                    "requestBody": body(
+                        {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}
+                    ),
+                    "responses": ok(IMPORT_JOB),
+                }
+            },
+        }
+    )
+    assert {k: p.reason for k, p in plans.items()} == {
+        "POST /item/import": "bulk import",
+        "POST /contacts/imports": "bulk import",
+    }
