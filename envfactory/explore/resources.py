@@ -24,12 +24,10 @@ from .shapes import (
     RPC_VERBS,
     VERB_PATH_HEADS,
     answers_list,
-    batch_of_rows,
     bulk_ids_param,
     bulk_item_key,
     bulk_items,
     id_param,
-    imports_one_row,
     is_singleton_read,
     names_attribute,
     overwrites,
@@ -47,6 +45,8 @@ from .verb_paths import (
     generic_collection,
     plan_bulk_verb,
     plan_path_filters,
+    plan_read_verb,
+    plan_rows_word,
 )
 
 __all__ = ["OpPlan", "plan_operation", "PAGING_PARAMS", "SEARCH_WORDS"]
@@ -306,16 +306,8 @@ def plan_operation(op: Operation) -> OpPlan:
         return _plan_item(plan, segs)
     word = snake(last)
     prev = segs[-2] if len(segs) >= 2 else None
-    if word in ("bulk", "batch") and prev is not None and prev[0] == "s" and batch_of_rows(op):
-        plan.entity = entity_name(prev[1])  # GET /group/bulk lists groups; POST /issue/bulk creates issues
-        if m == "get":
-            plan.kind, plan.qualifier = "list", "bulk"
-        else:
-            plan.kind, plan.bulk = "create", True
-        return plan
-    if word == "import" and m == "post" and prev is not None and prev[0] == "s" and imports_one_row(op):
-        plan.entity, plan.kind = entity_name(prev[1]), "create"  # POST /events/import "Imports an event"
-        return plan
+    if plan_rows_word(plan, word, prev) is not None:
+        return plan  # GET /group/bulk, POST /issue/bulk "Bulk create issue", POST /events/import
     rule = action_rule(word)
     if rule is not None and prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":
         return _plan_item_action(plan, segs, word, rule)
@@ -390,6 +382,13 @@ def _plan_item(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan:
             segs = [*segs[:-2], segs[-1]]
             plan.parents = [x for x in plan.parents if x[0] != scope]
             plan.parents.append((last, entity))  # dropped below, as the item's own pair
+        elif (
+            own and snake(last).endswith("_token") and snake(scope) in ("id", f"{entity}_id") and m != "post"
+        ):
+            # Discord /webhooks/{webhook_id}/{webhook_token}: the row's id, then its own token (what
+            # authorises the call, no row of its own): the webhook the id names. A POST there runs
+            # the webhook (it posts a message), no write of the webhook: it stays dropped
+            segs, last = segs[:-1], scope
     if len(segs) < 2 or segs[-2][0] != "s":
         if plan_path_filters(plan, segs) is not None:
             return plan  # GET /operations/flightstatus/{flightNumber}/{date}: a list filtered by the path
@@ -525,18 +524,6 @@ def _slash_verb(plan: OpPlan, word: str, noun: str, owner: str | None = None) ->
     return plan
 
 
-def _read_verb_path(plan: OpPlan, head: str, rest: str) -> OpPlan:
-    plan.entity = entity_name(rest)
-    key = id_param(plan.op, plan.entity)
-    if head in ("get", "fetch", "retrieve") and key is not None:
-        plan.kind, plan.key_param = "get", key
-    elif head in ("list", "search", "find") or answers_list(plan.op) or entity_name(rest) != snake(rest):
-        plan.kind = "list"  # get_all_topics, get_notifications: a plural names a list
-    else:
-        plan.reason = f"{head}_{rest!s} documents no id of the {plan.entity.replace('_', ' ')} it reads"
-    return plan
-
-
 def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: list[tuple[str, str]]) -> OpPlan:
     """A method on a collection path (``/tasks``): list, create, or an update/delete with the
     id in the body or query; a POST that searches or reads is a list or a get."""
@@ -546,7 +533,7 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
     head = word.split("_", 1)[0]
     rest = word.split("_", 1)[1] if "_" in word else ""
     if head in ("get", "list", "search", "find", "fetch", "retrieve") and rest and m in ("get", "post"):
-        return _read_verb_path(plan, head, rest)  # POST /get_club {"club_id": ...}
+        return plan_read_verb(plan, head, rest, prev)  # POST /get_club {"club_id": ...}
     if plan_bulk_verb(plan, word, prev) is not None:
         return plan  # POST /customers/bulk-retrieve {customer_ids}: a list by id, not a create
     if (

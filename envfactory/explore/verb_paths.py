@@ -17,13 +17,23 @@ from typing import TYPE_CHECKING
 from ..ingest import Operation, Parameter
 from .naming import entity_name, plural, snake
 from .noise import VERSION_SEGMENT
-from .shapes import RPC_VERBS, says_creates, summary_verb
+from .shapes import (
+    RPC_VERBS,
+    answers_list,
+    batch_of_rows,
+    id_param,
+    imports_one_row,
+    says_creates,
+    summary_verb,
+)
 
 if TYPE_CHECKING:
     from .resources import OpPlan
 
 __all__ = [
     "plan_bulk_verb",
+    "plan_read_verb",
+    "plan_rows_word",
     "acts_on_named_rows",
     "account_endpoint",
     "computed_post",
@@ -92,6 +102,49 @@ def plan_bulk_verb(plan: OpPlan, word: str, prev: tuple[str, str] | None) -> OpP
     else:
         plan.kind, plan.qualifier = "list", "by_ids"
     return plan
+
+
+def plan_read_verb(plan: OpPlan, head: str, rest: str, prev: tuple[str, str] | None = None) -> OpPlan:
+    """``POST /get_club {club_id}``: a get of the row its id names; ``get_notifications``: a list;
+    ``/institutions/get_by_id``: the collection before it; ``get_users_for_topic``: users filtered
+    by the topic; otherwise dropped with the reason."""
+    if rest.startswith("by_") and prev is not None and prev[0] == "s":
+        rest = prev[1]  # Plaid POST /institutions/get_by_id {institution_id}: an institution
+    noun, _, scope = rest.partition("_for_")
+    if scope and head == "get" and entity_name(noun) != snake(noun) and id_param(plan.op, entity_name(scope)):
+        # Clubhouse GET /get_users_for_topic?topic_id= "looks up users by topic": users, filtered by the topic
+        plan.entity, plan.kind = entity_name(noun), "list"
+        return plan
+    plan.entity = entity_name(rest)
+    key = id_param(plan.op, plan.entity)
+    if head in ("get", "fetch", "retrieve") and key is not None:
+        plan.kind, plan.key_param = "get", key
+    elif head in ("list", "search", "find") or answers_list(plan.op) or entity_name(rest) != snake(rest):
+        plan.kind = "list"  # get_all_topics, get_notifications: a plural names a list
+    else:
+        plan.reason = f"{head}_{rest!s} documents no id of the {plan.entity.replace('_', ' ')} it reads"
+    return plan
+
+
+def plan_rows_word(plan: OpPlan, word: str, prev: tuple[str, str] | None) -> OpPlan | None:
+    """A ``bulk``/``batch``/``import`` last word that still names rows one at a time: Jira ``GET
+    /group/bulk`` lists groups, ``POST /issue/bulk`` "Bulk create issue" is a bulk create
+    (``shapes.batch_of_rows``), ``POST /events/import`` adds one event (``shapes.imports_one_row``).
+    None for any other word (a noise word was already refused by ``noise``)."""
+    op = plan.op
+    if prev is None or prev[0] != "s":
+        return None
+    if word in ("bulk", "batch") and batch_of_rows(op):
+        plan.entity = entity_name(prev[1])
+        if op.method == "get":
+            plan.kind, plan.qualifier = "list", "bulk"
+        else:
+            plan.kind, plan.bulk = "create", True
+        return plan
+    if word == "import" and op.method == "post" and imports_one_row(op):
+        plan.entity, plan.kind = entity_name(prev[1]), "create"
+        return plan
+    return None
 
 
 def acts_on_named_rows(plan: OpPlan) -> str | None:

@@ -300,3 +300,66 @@ def test_an_import_that_trades_credentials_or_a_file_stays_a_bulk_import():
         "POST /item/import": "bulk import",
         "POST /contacts/imports": "bulk import",
     }
+
+
+WEBHOOK = {
+    "type": "object",
+    "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "token": {"type": "string"}},
+}
+
+
+def test_a_row_path_ending_in_its_own_token_reads_and_writes_the_row():
+    # Discord GET/PATCH/DELETE /webhooks/{webhook_id}/{webhook_token} ("get_webhook_by_token"): the
+    # webhook the id names; POST there executes the webhook (posts a message) and stays dropped
+    pair = [
+        {"name": "webhook_id", "in": "path", "required": True, "schema": {"type": "string"}},
+        {"name": "webhook_token", "in": "path", "required": True, "schema": {"type": "string"}},
+    ]
+    named = {"type": "object", "properties": {"name": {"type": "string"}}}
+    plans = _plans(
+        {
+            "/webhooks/{webhook_id}/{webhook_token}": {
+                "parameters": pair,
+                "get": {"operationId": "get_webhook_by_token", "responses": ok(WEBHOOK)},
+                "patch": {"requestBody": body(named), "responses": ok(WEBHOOK)},
+                "delete": {"responses": {"204": {"description": "No Content"}}},
+                "post": {
+                    "requestBody": body({"type": "object", "properties": {"content": {"type": "string"}}}),
+                    "responses": ok({"type": "object"}),
+                },
+            }
+        }
+    )
+    got = {k: (p.kind, p.entity, p.key_param) for k, p in plans.items() if not p.reason}
+    assert got == {
+        "GET /webhooks/{webhook_id}/{webhook_token}": ("get", "webhook", "webhook_id"),
+        "PATCH /webhooks/{webhook_id}/{webhook_token}": ("update", "webhook", "webhook_id"),
+        "DELETE /webhooks/{webhook_id}/{webhook_token}": ("delete", "webhook", "webhook_id"),
+    }
+    assert plans["POST /webhooks/{webhook_id}/{webhook_token}"].reason
+
+
+def test_get_verb_paths_by_id_and_for_a_parent():
+    # Plaid POST /institutions/get_by_id {institution_id}; Clubhouse GET /get_users_for_topic?topic_id=
+    # "looks up users by topic" and POST /get_clubs_for_topic {topic_id}; get_suggested_follows_all
+    # (no id of anything) stays dropped
+    def post(props: dict, required: list[str] | None = None) -> dict:
+        schema = {"type": "object", "required": required or [], "properties": props}
+        return {"post": {"requestBody": body(schema), "responses": ok({"type": "object"})}}
+
+    topic = {"name": "topic_id", "in": "query", "schema": {"type": "integer"}}
+    plans = _plans(
+        {
+            "/institutions/get_by_id": post({"institution_id": {"type": "string"}}, ["institution_id"]),
+            "/get_clubs_for_topic": post({"topic_id": {"type": "integer"}}),
+            "/get_users_for_topic": {"get": {"parameters": [topic], "responses": ok({"type": "object"})}},
+            "/get_suggested_follows_all": {"get": {"responses": ok({"type": "object"})}},
+        }
+    )
+    got = {k: (p.reason and "dropped") or (p.kind, p.entity, p.key_param) for k, p in plans.items()}
+    assert got == {
+        "POST /institutions/get_by_id": ("get", "institution", "institution_id"),
+        "POST /get_clubs_for_topic": ("list", "club", None),
+        "GET /get_users_for_topic": ("list", "user", None),
+        "GET /get_suggested_follows_all": "dropped",
+    }
