@@ -61,6 +61,17 @@ def _status_values(ent: EntityDraft) -> set[str]:
     return set(sf.enum or []) if sf is not None and sf.type == FieldType.enum else set()
 
 
+def _join_row(xname: str, rnames: set[str], ents: dict[str, EntityDraft]) -> str | None:
+    """The entity of x's own join rows (``team_membership`` of a team, ``goal_relationship`` of a
+    goal) that an add's answer is, with its key; None when the answer is no such row (Asana's
+    workspace addUser answers the user it adds: no user is created)."""
+    for e in sorted(ents.values(), key=lambda e: e.name):
+        keyed = e.pk in rnames or (e.pk == "id" and bool(rnames & {"gid", "uuid"}))  # Asana's gid is the id
+        if e.name.startswith(f"{xname}_") and not e.stub and keyed and _overlap(rnames, e) >= 0.8:
+            return e.name
+    return None
+
+
 def resolve_item_verbs(plans: list[OpPlan], ents: dict[str, EntityDraft]) -> list[tuple[OpPlan, str]]:
     """Turn creates of made-up resources into actions on their parent item; return exclusions.
 
@@ -84,6 +95,12 @@ def resolve_item_verbs(plans: list[OpPlan], ents: dict[str, EntityDraft]) -> lis
         collection = singular(word) != word and not (action_rule(head) or head in _VERB_HEADS)
         is_x = len(rnames) >= 3 and _overlap(rnames, x) >= 0.7
         own_id = any(n == "id" or n == f"{singular(word)}_id" for n in rnames) and not is_x
+        join = _join_row(xname, rnames, ents) if head == "add" and not is_x else None
+        if join is not None:
+            # Asana POST /teams/{team_gid}/addUser "Returns the complete team membership record":
+            # a create of the team's membership row (removeUser, naming no membership, stays dropped)
+            p.entity = join
+            continue
         if collection and not is_x or own_id:
             # a collection under the item (/orders/{id}/returns) or another resource: a create,
             # of the entity its response describes when one matches better than the path word

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from envfactory.explore import build_fidelity, explore, plan_operation
 
-from .conftest import body, ok, openapi
+from .conftest import body, ok, openapi, path_param
 
 GROUP = {"type": "object", "properties": {"groupId": {"type": "string"}, "name": {"type": "string"}}}
 PAGE = {
@@ -363,3 +363,65 @@ def test_get_verb_paths_by_id_and_for_a_parent():
         "GET /get_users_for_topic": ("list", "user", None),
         "GET /get_suggested_follows_all": "dropped",
     }
+
+
+def _asana(schema: dict) -> dict:
+    return {"type": "object", "properties": {"data": schema}}
+
+
+TEAM = {"type": "object", "properties": {"gid": {"type": "string"}, "name": {"type": "string"}}}
+USER = {
+    "type": "object",
+    "properties": {"gid": {"type": "string"}, "name": {"type": "string"}, "email": {"type": "string"}},
+}
+MEMBERSHIP = {
+    "type": "object",
+    "properties": {
+        "gid": {"type": "string"},
+        "team": TEAM,
+        "user": USER,
+        "is_guest": {"type": "boolean"},
+        "is_admin": {"type": "boolean"},
+    },
+}
+
+
+def test_an_add_that_answers_the_items_join_row_creates_that_row():
+    # Asana POST /teams/{team_gid}/addUser "Returns the complete team membership record": a create
+    # of team_membership under the team; POST /workspaces/{workspace_gid}/addUser answers the user
+    # it adds (no user is created) and stays dropped
+    user_in = body(_asana({"type": "object", "properties": {"user": {"type": "string"}}}))
+
+    def item(name: str, schema: dict) -> dict:
+        return {"parameters": [path_param(name)], "get": {"responses": ok(_asana(schema))}}
+
+    doc = openapi(
+        {
+            "/teams/{team_gid}": item("team_gid", TEAM),
+            "/workspaces/{workspace_gid}": item("workspace_gid", TEAM),
+            "/users/{user_gid}": item("user_gid", USER),
+            "/team_memberships": {"get": {"responses": ok(_asana({"type": "array", "items": MEMBERSHIP}))}},
+            "/team_memberships/{team_membership_gid}": item("team_membership_gid", MEMBERSHIP),
+            "/teams/{team_gid}/addUser": {
+                "parameters": [path_param("team_gid")],
+                "post": {
+                    "summary": "Add a user to a team",
+                    "requestBody": user_in,
+                    "responses": ok(_asana(MEMBERSHIP)),
+                },
+            },
+            "/workspaces/{workspace_gid}/addUser": {
+                "parameters": [path_param("workspace_gid")],
+                "post": {
+                    "summary": "Add a user to a workspace",
+                    "requestBody": user_in,
+                    "responses": ok(_asana(USER)),
+                },
+            },
+        }
+    )
+    res = explore(doc, domain="t")
+    tools = {t.source: t for e in res.envs for t in e.tools}
+    add = tools["POST /teams/{team_gid}/addUser"]
+    assert (add.kind.value, add.entity) == ("create", "team_membership")
+    assert "POST /workspaces/{workspace_gid}/addUser" not in tools
