@@ -61,13 +61,15 @@ def _status_values(ent: EntityDraft) -> set[str]:
     return set(sf.enum or []) if sf is not None and sf.type == FieldType.enum else set()
 
 
-def _join_row(xname: str, rnames: set[str], ents: dict[str, EntityDraft]) -> str | None:
+def _join_row(xname: str, made: str, rnames: set[str], ents: dict[str, EntityDraft]) -> str | None:
     """The entity of x's own join rows (``team_membership`` of a team, ``goal_relationship`` of a
-    goal) that an add's answer is, with its key; None when the answer is no such row (Asana's
-    workspace addUser answers the user it adds: no user is created)."""
+    goal, a ``custom_field_setting`` naming its ``project``) that an add's answer is, with its key;
+    None when the answer is no such row (Asana's workspace addUser answers the user it adds, which
+    names no workspace: no user is created)."""
     for e in sorted(ents.values(), key=lambda e: e.name):
         keyed = e.pk in rnames or (e.pk == "id" and bool(rnames & {"gid", "uuid"}))  # Asana's gid is the id
-        if e.name.startswith(f"{xname}_") and not e.stub and keyed and _overlap(rnames, e) >= 0.8:
+        joins = e.name.startswith(f"{xname}_") or bool(rnames & {xname, f"{xname}_id"})  # it names x back
+        if joins and e.name not in (xname, made) and not e.stub and keyed and _overlap(rnames, e) >= 0.8:
             return e.name
     return None
 
@@ -95,7 +97,7 @@ def resolve_item_verbs(plans: list[OpPlan], ents: dict[str, EntityDraft]) -> lis
         collection = singular(word) != word and not (action_rule(head) or head in _VERB_HEADS)
         is_x = len(rnames) >= 3 and _overlap(rnames, x) >= 0.7
         own_id = any(n == "id" or n == f"{singular(word)}_id" for n in rnames) and not is_x
-        join = _join_row(xname, rnames, ents) if head == "add" and not is_x else None
+        join = _join_row(xname, p.entity, rnames, ents) if head == "add" and not is_x else None
         if join is not None:
             # Asana POST /teams/{team_gid}/addUser "Returns the complete team membership record":
             # a create of the team's membership row (removeUser, naming no membership, stays dropped)

@@ -386,42 +386,55 @@ MEMBERSHIP = {
 }
 
 
+SETTING = {
+    "type": "object",
+    "properties": {
+        "gid": {"type": "string"},
+        "project": TEAM,
+        "custom_field": TEAM,
+        "is_important": {"type": "boolean"},
+    },
+}
+
+
 def test_an_add_that_answers_the_items_join_row_creates_that_row():
     # Asana POST /teams/{team_gid}/addUser "Returns the complete team membership record": a create
-    # of team_membership under the team; POST /workspaces/{workspace_gid}/addUser answers the user
-    # it adds (no user is created) and stays dropped
+    # of team_membership under the team; POST /projects/{project_gid}/addCustomFieldSetting answers
+    # a custom field setting that names its project; POST /workspaces/{workspace_gid}/addUser
+    # answers the user it adds (no user is created) and stays dropped
     user_in = body(_asana({"type": "object", "properties": {"user": {"type": "string"}}}))
+    field_in = body(_asana({"type": "object", "properties": {"custom_field": {"type": "string"}}}))
 
     def item(name: str, schema: dict) -> dict:
         return {"parameters": [path_param(name)], "get": {"responses": ok(_asana(schema))}}
+
+    def add(name: str, sent: dict, answer: dict) -> dict:
+        return {
+            "parameters": [path_param(name)],
+            "post": {"requestBody": sent, "responses": ok(_asana(answer))},
+        }
 
     doc = openapi(
         {
             "/teams/{team_gid}": item("team_gid", TEAM),
             "/workspaces/{workspace_gid}": item("workspace_gid", TEAM),
+            "/projects/{project_gid}": item("project_gid", TEAM),
             "/users/{user_gid}": item("user_gid", USER),
             "/team_memberships": {"get": {"responses": ok(_asana({"type": "array", "items": MEMBERSHIP}))}},
             "/team_memberships/{team_membership_gid}": item("team_membership_gid", MEMBERSHIP),
-            "/teams/{team_gid}/addUser": {
-                "parameters": [path_param("team_gid")],
-                "post": {
-                    "summary": "Add a user to a team",
-                    "requestBody": user_in,
-                    "responses": ok(_asana(MEMBERSHIP)),
-                },
+            "/projects/{project_gid}/custom_field_settings": {
+                "parameters": [path_param("project_gid")],
+                "get": {"responses": ok(_asana({"type": "array", "items": SETTING}))},
             },
-            "/workspaces/{workspace_gid}/addUser": {
-                "parameters": [path_param("workspace_gid")],
-                "post": {
-                    "summary": "Add a user to a workspace",
-                    "requestBody": user_in,
-                    "responses": ok(_asana(USER)),
-                },
-            },
+            "/teams/{team_gid}/addUser": add("team_gid", user_in, MEMBERSHIP),
+            "/projects/{project_gid}/addCustomFieldSetting": add("project_gid", field_in, SETTING),
+            "/workspaces/{workspace_gid}/addUser": add("workspace_gid", user_in, USER),
         }
     )
     res = explore(doc, domain="t")
     tools = {t.source: t for e in res.envs for t in e.tools}
-    add = tools["POST /teams/{team_gid}/addUser"]
-    assert (add.kind.value, add.entity) == ("create", "team_membership")
-    assert "POST /workspaces/{workspace_gid}/addUser" not in tools
+    got = {k: (t.kind.value, t.entity) for k, t in tools.items() if "/add" in k}
+    assert got == {
+        "POST /teams/{team_gid}/addUser": ("create", "team_membership"),
+        "POST /projects/{project_gid}/addCustomFieldSetting": ("create", "custom_field_settings"),
+    }
