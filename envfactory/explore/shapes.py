@@ -310,13 +310,17 @@ def is_singleton_read(op: Operation, word: str) -> bool:
 
 def bulk_items(body: Any) -> dict[str, Any] | None:
     """The item schema of a bulk write body: an array of objects, or one wrapper holding one
-    (``{"data": [...]}``); None for any other body."""
-    for _ in range(2):
+    (``{"data": [...]}``) or holding a map of them (Square ``bulk-create {"customers": {<key>:
+    {...}}}``); None for any other body."""
+    for depth in range(2):
         if not isinstance(body, dict):
             return None
         if _is_array(body):
             items = body.get("items")
             return items if isinstance(items, dict) and _top_props(items) else None
+        values = body.get("additionalProperties")
+        if depth and isinstance(values, dict) and _top_props(values) and not body.get("properties"):
+            return values
         props = _top_props(body)
         if len(props) != 1:
             return None

@@ -21,6 +21,7 @@ from .shapes import (
     RPC_VERBS,
     answers_list,
     batch_of_rows,
+    bulk_items,
     id_param,
     imports_one_row,
     says_creates,
@@ -92,6 +93,9 @@ def plan_bulk_verb(plan: OpPlan, word: str, prev: tuple[str, str] | None) -> OpP
     rest = "_".join(parts[2:])
     noun = rest or (prev[1] if prev is not None and prev[0] == "s" else "")
     ids = _ids_param(plan, entity_name(noun)) if noun else None
+    if ids is None and noun and _writes_rows_one_by_one(plan, RPC_VERBS.get(parts[1])):
+        plan.entity = entity_name(noun)
+        return plan
     if ids is None or plan.op.method != "post" or RPC_VERBS.get(parts[1]) not in ("get", "list", "delete"):
         # bulk-create, batch-upsert, bulk-swap-plan: many rows at once (as a /batch segment is)
         plan.reason = "batch endpoint (the single-item operations cover it)"
@@ -102,6 +106,32 @@ def plan_bulk_verb(plan: OpPlan, word: str, prev: tuple[str, str] | None) -> OpP
     else:
         plan.kind, plan.qualifier = "list", "by_ids"
     return plan
+
+
+_NAMES_IDS = re.compile(r"\b(ids?)\b|_id\b", re.I)
+
+
+def _writes_rows_one_by_one(plan: OpPlan, verb: str | None) -> bool:
+    """Square ``bulk-create {"customers": {<idempotency key>: {...}}}``: a bulk create, one row per
+    call; ``bulk-update {"customers": {<customer id>: {...}}}`` ("represented by `customer ID:
+    { customer data }`"): a bulk update of the row each key names. A map whose keys the document
+    does not call ids names no row to update."""
+    op = plan.op
+    if (
+        verb not in ("create", "update")
+        or op.method not in ("post", "put")
+        or bulk_items(op.request_body) is None
+    ):
+        return False
+    if verb == "create":
+        plan.kind, plan.bulk = "create", True
+        return True
+    body = op.request_body if isinstance(op.request_body, dict) else {}
+    (name, wrapper), *more = list((body.get("properties") or {"": None}).items())
+    if more or not isinstance(wrapper, dict) or not _NAMES_IDS.search(str(wrapper.get("description") or "")):
+        return False
+    plan.kind, plan.key_param, plan.bulk = "update", name, True
+    return True
 
 
 def plan_read_verb(plan: OpPlan, head: str, rest: str, prev: tuple[str, str] | None = None) -> OpPlan:

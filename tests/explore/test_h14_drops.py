@@ -438,3 +438,64 @@ def test_an_add_that_answers_the_items_join_row_creates_that_row():
         "POST /teams/{team_gid}/addUser": ("create", "team_membership"),
         "POST /projects/{project_gid}/addCustomFieldSetting": ("create", "custom_field_settings"),
     }
+
+
+CUSTOMER_IN = {
+    "type": "object",
+    "properties": {"given_name": {"type": "string"}, "email_address": {"type": "string"}},
+}
+
+
+def _map_of(name: str, description: str) -> dict:
+    return {
+        "type": "object",
+        "required": [name],
+        "properties": {
+            name: {"type": "object", "description": description, "additionalProperties": CUSTOMER_IN}
+        },
+    }
+
+
+def test_a_bulk_write_of_a_map_of_rows_writes_one_row_per_call():
+    # Square POST /v2/customers/bulk-create {customers: {<idempotency key>: {...}}} and bulk-update
+    # {customers: {<customer ID>: {...}}}: a create and an update of the row each key names; a map
+    # whose keys the document does not call ids names no row to update
+    def post(schema: dict) -> dict:
+        return {"post": {"requestBody": body(schema), "responses": ok({"type": "object"})}}
+
+    plans = _plans(
+        {
+            "/v2/customers/bulk-create": post(
+                _map_of(
+                    "customers",
+                    "A map of 1 to 100 individual create requests, `idempotency key: { customer data }`",
+                )
+            ),
+            "/v2/customers/bulk-update": post(
+                _map_of(
+                    "customers",
+                    "A map of 1 to 100 individual update requests, `customer ID: { customer data }`",
+                )
+            ),
+            "/v2/labels/bulk-update": post(_map_of("labels", "Labels by their names.")),
+        }
+    )
+    got = {k: (p.reason and "dropped") or (p.kind, p.entity, p.key_param, p.bulk) for k, p in plans.items()}
+    assert got == {
+        "POST /v2/customers/bulk-create": ("create", "customer", None, True),
+        "POST /v2/customers/bulk-update": ("update", "customer", "customers", True),
+        "POST /v2/labels/bulk-update": "dropped",
+    }
+    res = explore(
+        openapi(
+            {
+                "/v2/customers": {"get": {"responses": ok({"type": "array", "items": CUSTOMER_IN})}},
+                "/v2/customers/bulk-create": post(
+                    _map_of("customers", "`idempotency key: { customer data }`")
+                ),
+            }
+        ),
+        domain="t",
+    )
+    made = next(t for e in res.envs for t in e.tools if t.source == "POST /v2/customers/bulk-create")
+    assert {p.name for p in made.params} == {"given_name", "email_address"}
