@@ -260,6 +260,8 @@ def _match_param(tool: ToolSpec, prop: str):
         if p.name in (prop, n) or (p.field is not None and p.field in (prop, n)):
             return p
     # a bulk write's list of ids ({webhookIds}, Discord {messages: [snowflake]}): its key, one per call
+    if tool.entity and n == f"{tool.entity}_id":  # Jira [{contextId, ...}] on a context's update: its key
+        return next((p for p in tool.params if p.key), None)
     one = n[:-1] if n == "ids" or n.endswith("_ids") else f"{singular(n)}_id" if singular(n) != n else ""
     return next((p for p in tool.params if p.key and one and (p.name == one or n == "ids")), None)
 

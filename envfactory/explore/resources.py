@@ -26,7 +26,8 @@ from .shapes import (
     answers_list,
     bulk_ids_param,
     bulk_item_key,
-    bulk_items,
+    bulk_owner_key,
+    creates_rows,
     id_param,
     is_singleton_read,
     names_attribute,
@@ -355,16 +356,6 @@ def plan_operation(op: Operation) -> OpPlan:
     return _collection(plan, word, prev, segs)
 
 
-def _creates_rows(op: Operation) -> bool:
-    """A PUT of an array of rows documented as creating them (BigCommerce "Create Products Channel
-    Assignments" [{product_id, channel_id}]): a bulk create, one row per call. Not a list of patch
-    operations ({op, fieldKey, data}: Box's "Add classification")."""
-    items = bulk_items(op.request_body)
-    if items is None or "op" in (items.get("properties") or {}):
-        return False
-    return says_creates(op) or summary_verb(op) == "create"
-
-
 def _plan_item(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan:
     """``/xs/{id}``: get, update or delete of one x (a POST documented as a create is a create)."""
     op, m, last = plan.op, plan.op.method, segs[-1][1]
@@ -580,8 +571,10 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
             plan.kind, plan.key_param, plan.upsert = "update", key, upserts(op, key)
         elif bulk is not None:  # PUT /customers [{"id": 1, ...}]: a bulk update, one row per call
             plan.kind, plan.key_param, plan.bulk, plan.upsert = "update", bulk, True, upserts(op, bulk)
-        elif _creates_rows(op):
+        elif creates_rows(op):
             plan.kind, plan.bulk = "create", True  # BigCommerce "Create Products Channel Assignments" [{...}]
+        elif (owned := bulk_owner_key(op, segs)) is not None:  # Jira .../context/configuration [{contextId}]
+            plan.entity, plan.key_param, plan.kind, plan.bulk = (*owned, "update", True)
         else:
             return singleton_plan(plan, segs, why) or refuse(
                 plan, *why, f"{m.upper()} on a collection with no id of one row (a bulk update of many rows)"

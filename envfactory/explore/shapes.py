@@ -39,6 +39,8 @@ __all__ = [
     "batch_of_rows",
     "imports_one_row",
     "bulk_item_key",
+    "bulk_owner_key",
+    "creates_rows",
     "bulk_ids_param",
     "signs_in",
     "overwrites",
@@ -335,6 +337,31 @@ def bulk_item_key(op: Operation, entity: str) -> str | None:
         return None
     want = {"id", "uuid", "gid", f"{entity}_id", f"{entity}id"}
     return next((k for k in _top_props(items) if snake(k) in want), None)
+
+
+def creates_rows(op: Operation) -> bool:
+    """A PUT of an array of rows documented as creating them (BigCommerce "Create Products Channel
+    Assignments" [{product_id, channel_id}]): a bulk create, one row per call. Not a list of patch
+    operations ({op, fieldKey, data}: Box's "Add classification")."""
+    items = bulk_items(op.request_body)
+    if items is None or "op" in (items.get("properties") or {}):
+        return False
+    return says_creates(op) or summary_verb(op) == "create"
+
+
+def bulk_owner_key(op: Operation, segs: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """Jira ``PUT /field/{id}/context/configuration {configurations: [{contextId, configuration,
+    schema}]}``: each item names a row of the word before the last (a context) by that row's own id
+    and sets its attribute: a bulk update of that row, one per call. (entity, key) or None; a
+    plain ``id`` of the items is their own, not the owner's, and items of several documented kinds
+    (``defaultValue``'s single/multiple/cascading options) are no one set of fields."""
+    if len(segs) < 2 or segs[-2][0] != "s" or overwrites(op, segs):
+        return None
+    owner, items = entity_name(segs[-2][1]), bulk_items(op.request_body) or {}
+    if items.get("oneOf") or items.get("anyOf"):
+        return None  # Jira .../context/defaultValue: items of several kinds (single, cascading ...)
+    key = bulk_item_key(op, owner)
+    return (owner, key) if key is not None and snake(key) == f"{owner}_id" else None
 
 
 def bulk_ids_param(op: Operation, entity: str, where: tuple[str, ...] = ("query",)) -> str | None:

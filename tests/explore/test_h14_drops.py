@@ -499,3 +499,79 @@ def test_a_bulk_write_of_a_map_of_rows_writes_one_row_per_call():
     )
     made = next(t for e in res.envs for t in e.tools if t.source == "POST /v2/customers/bulk-create")
     assert {p.name for p in made.params} == {"given_name", "email_address"}
+
+
+CONTEXT = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
+
+
+def test_a_bulk_put_whose_items_name_the_owner_row_updates_that_row():
+    # Jira PUT /app/field/{fieldIdOrKey}/context/configuration {configurations: [{contextId (required),
+    # configuration, schema}]}: the configuration of each context named, one context per call;
+    # .../context/defaultValue (items of several kinds, oneOf) stays dropped
+    field = {"name": "fieldId", "in": "path", "required": True, "schema": {"type": "string"}}
+    item = {
+        "type": "object",
+        "required": ["contextId"],
+        "properties": {
+            "contextId": {"type": "integer", "format": "int64"},
+            "configuration": {"type": "string"},
+            "schema": {"type": "string"},
+        },
+    }
+    kinds = {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"contextId": {"type": "string"}, "optionId": {"type": "string"}},
+            }
+        ]
+    }
+
+    def put(key: str, items: dict) -> dict:
+        return {
+            "parameters": [field],
+            "put": {
+                "requestBody": body(
+                    {"type": "object", "properties": {key: {"type": "array", "items": items}}}
+                ),
+                "responses": {"204": {"description": "Returned if the request is successful."}},
+            },
+        }
+
+    doc = openapi(
+        {
+            "/field/{fieldId}/context": {
+                "parameters": [field],
+                "get": {
+                    "responses": ok(
+                        {"type": "object", "properties": {"values": {"type": "array", "items": CONTEXT}}}
+                    )
+                },
+                "post": {
+                    "requestBody": body({"type": "object", "properties": {"name": {"type": "string"}}}),
+                    "responses": ok(CONTEXT),
+                },
+            },
+            "/field/{fieldId}/context/configuration": put("configurations", item),
+            "/field/{fieldId}/context/defaultValue": put("defaultValues", kinds),
+        }
+    )
+    plans = {op.key: plan_operation(op) for op in doc.operations}
+    conf, default = (
+        plans["PUT /field/{fieldId}/context/configuration"],
+        plans["PUT /field/{fieldId}/context/defaultValue"],
+    )
+    assert (conf.kind, conf.entity, conf.key_param, conf.bulk) == ("update", "context", "contextId", True)
+    assert default.reason
+    res = explore(doc, domain="t")
+    tool = next(
+        t for e in res.envs for t in e.tools if t.source == "PUT /field/{fieldId}/context/configuration"
+    )
+    # the items' contextId is the key (no second context_id field to write)
+    assert [(p.name, p.key, p.required) for p in tool.params] == [
+        ("id", True, True),
+        ("configuration", False, False),
+        ("schema", False, False),
+    ]
+    d = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).documents[0]
+    assert not [x for x in d.disagreements if "configuration:" in x and "contextId" in x], d.disagreements
