@@ -575,3 +575,39 @@ def test_a_bulk_put_whose_items_name_the_owner_row_updates_that_row():
     ]
     d = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).documents[0]
     assert not [x for x in d.disagreements if "configuration:" in x and "contextId" in x], d.disagreements
+
+
+def test_a_wide_row_keeps_its_documented_status_for_its_actions():
+    # Stripe's Invoice: ~80 properties, 24 of them kept; ``status`` (not required) was cut and the
+    # actions invented one (draft, finalized, sent, voided ...): mark_uncollectible found no
+    # 'uncollectible' to set and was dropped
+    props = {f"amount_{i:02d}": {"type": "integer"} for i in range(30)}
+    props |= {
+        "id": {"type": "string"},
+        "status": {
+            "type": "string",
+            "nullable": True,
+            "enum": ["draft", "open", "paid", "uncollectible", "void"],
+        },
+    }
+    invoice = {
+        "type": "object",
+        "required": ["id", *[k for k in props if k.startswith("amount")]],
+        "properties": props,
+    }
+    inv = {"name": "invoice", "in": "path", "required": True, "schema": {"type": "string"}}
+    doc = openapi(
+        {
+            "/v1/invoices": {"get": {"responses": ok({"type": "array", "items": invoice})}},
+            "/v1/invoices/{invoice}": {"parameters": [inv], "get": {"responses": ok(invoice)}},
+            "/v1/invoices/{invoice}/mark_uncollectible": {
+                "parameters": [inv],
+                "post": {"responses": ok(invoice)},
+            },
+        }
+    )
+    spec = explore(doc, domain="t").envs[0]
+    status = next(f for e in spec.entities if e.name == "invoice" for f in e.fields if f.name == "status")
+    assert status.enum == ["draft", "open", "paid", "uncollectible", "void"]
+    action = next(t for t in spec.tools if t.source.endswith("/mark_uncollectible"))
+    assert [(e.field, e.set) for e in action.effects] == [("status", "uncollectible")]
