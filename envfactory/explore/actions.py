@@ -33,6 +33,7 @@ __all__ = [
     "participles",
     "rule_for",
     "READ_VERBS",
+    "UNLINK_VERBS",
 ]
 
 
@@ -154,6 +155,9 @@ NOUN_VERBS = {
     "checkin_booking": "check_in",
 }
 
+
+# Verbs that undo a link to another row: the action clears that reference (action_tools)
+UNLINK_VERBS = frozenset({"detach", "unlink", "disconnect", "dissociate", "unassign"})
 
 # Verb -> the noun of its reason/timestamp fields (``suspend`` -> ``suspension_reason``).
 VERB_NOUNS: dict[str, str] = {}

@@ -12,7 +12,7 @@ describes, when one matches). Unclear cases are excluded with a reason, never in
 from __future__ import annotations
 
 from ..spec import FieldType
-from .actions import READ_VERBS, action_rule, participles, rule_for
+from .actions import READ_VERBS, UNLINK_VERBS, action_rule, participles, rule_for
 from .entities import EntityDraft, props_of, unwrap
 from .naming import singular, snake
 from .resources import OpPlan
@@ -140,7 +140,14 @@ def resolve_item_verbs(plans: list[OpPlan], ents: dict[str, EntityDraft]) -> lis
             x.fields[f].type == FieldType.boolean for f in rule_for(word).flags if f in x.fields
         )  # POST /statuses/{id}/bookmark sets the status's documented ``bookmarked``
         if not (
-            writes or word in x.fields or f"{word}_id" in x.fields or rule or status_hit or flag_hit or body
+            writes
+            or word in x.fields
+            or f"{word}_id" in x.fields
+            or rule
+            or status_hit
+            or flag_hit
+            or body
+            or word in UNLINK_VERBS  # detach: clears the reference it names, if any (action_tools)
         ):
             p.reason = f"POST {word!r} on a {xname.replace('_', ' ')}: no field, status or verb to express it"
             excluded.append((p, p.reason))

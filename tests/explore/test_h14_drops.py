@@ -611,3 +611,47 @@ def test_a_wide_row_keeps_its_documented_status_for_its_actions():
     assert status.enum == ["draft", "open", "paid", "uncollectible", "void"]
     action = next(t for t in spec.tools if t.source.endswith("/mark_uncollectible"))
     assert [(e.field, e.set) for e in action.effects] == [("status", "uncollectible")]
+
+
+def test_detach_from_a_row_clears_the_reference_to_it():
+    # Stripe POST /v1/payment_methods/{payment_method}/detach "Detaches a PaymentMethod object from a
+    # Customer": the payment method's customer is cleared (attach sets it); a detach naming no
+    # reference field stays dropped
+    customer = {"type": "object", "properties": {"id": {"type": "string"}, "email": {"type": "string"}}}
+    pm = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "type": {"type": "string"},
+            "customer": {"type": "string", "nullable": True, "description": "The ID of the Customer."},
+        },
+    }
+    pmp = {"name": "payment_method", "in": "path", "required": True, "schema": {"type": "string"}}
+    doc = openapi(
+        {
+            "/v1/customers": {"get": {"responses": ok({"type": "array", "items": customer})}},
+            "/v1/customers/{customer}": {
+                "parameters": [path_param("customer")],
+                "get": {"responses": ok(customer)},
+            },
+            "/v1/payment_methods": {"get": {"responses": ok({"type": "array", "items": pm})}},
+            "/v1/payment_methods/{payment_method}": {"parameters": [pmp], "get": {"responses": ok(pm)}},
+            "/v1/payment_methods/{payment_method}/detach": {
+                "parameters": [pmp],
+                "post": {
+                    "description": "Detaches a PaymentMethod object from a Customer.",
+                    "responses": ok(pm),
+                },
+            },
+            "/v1/payment_methods/{payment_method}/unlink": {
+                "parameters": [pmp],
+                "post": {"description": "Unlinks the payment method.", "responses": ok(pm)},
+            },
+        }
+    )
+    res = explore(doc, domain="t")
+    tools = {t.source: t for e in res.envs for t in e.tools}
+    detach = tools["POST /v1/payment_methods/{payment_method}/detach"]
+    assert [(e.field, e.set) for e in detach.effects] == [("customer", None)]
+    assert [(c.field, c.op) for c in detach.preconditions] == [("customer", "not_null")]
+    assert "POST /v1/payment_methods/{payment_method}/unlink" not in tools
