@@ -92,10 +92,11 @@ def _about_the_api(op: Operation, why: str) -> bool:
 def _rows_not_a_transfer(op: Operation, key: str) -> bool:
     """An import/export word that names rows, not a bulk transfer of data: the import jobs a GET of
     ``/contacts/imports`` or ``/contacts/imports/{id}`` reads (Resend: id, status, counts), or a POST
-    of ``.../events/import`` whose body is the one row it adds (``shapes.imports_one_row``)."""
+    of ``.../events/import`` or ``.../events/watch`` whose body is the one row it adds (the event, the
+    watch channel: ``shapes.imports_one_row``)."""
     if key in ("imports", "exports") and op.method == "get":
         return answers_list(op) or answers_object(op)
-    return key == "import" and imports_one_row(op)
+    return key in ("import", "watch") and imports_one_row(op)
 
 
 _CALLED_BY_THE_API = re.compile(r"\b(this|the) webhook (will be|is) (invoked|called|sent|triggered)\b", re.I)

@@ -307,7 +307,7 @@ def plan_operation(op: Operation) -> OpPlan:
         return _plan_item(plan, segs)
     word = snake(last)
     prev = segs[-2] if len(segs) >= 2 else None
-    if plan_rows_word(plan, word, prev) is not None:
+    if plan_rows_word(plan, word, segs) is not None:
         return plan  # GET /group/bulk, POST /issue/bulk "Bulk create issue", POST /events/import
     rule = action_rule(word)
     if rule is not None and prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":

@@ -156,12 +156,19 @@ def plan_read_verb(plan: OpPlan, head: str, rest: str, prev: tuple[str, str] | N
     return plan
 
 
-def plan_rows_word(plan: OpPlan, word: str, prev: tuple[str, str] | None) -> OpPlan | None:
-    """A ``bulk``/``batch``/``import`` last word that still names rows one at a time: Jira ``GET
-    /group/bulk`` lists groups, ``POST /issue/bulk`` "Bulk create issue" is a bulk create
-    (``shapes.batch_of_rows``), ``POST /events/import`` adds one event (``shapes.imports_one_row``).
+def plan_rows_word(plan: OpPlan, word: str, segs: list[tuple[str, str]]) -> OpPlan | None:
+    """A ``bulk``/``batch``/``import``/``watch`` last word that still names rows one at a time: Jira
+    ``GET /group/bulk`` lists groups, ``POST /issue/bulk`` "Bulk create issue" is a bulk create
+    (``shapes.batch_of_rows``), ``POST /events/import`` adds one event (``shapes.imports_one_row``),
+    and Google's ``POST /calendars/{calendarId}/events/watch`` (a Channel in, the Channel out)
+    registers a watch of the calendar's events, as a webhook registration is a row of its own.
     None for any other word (a noise word was already refused by ``noise``)."""
     op = plan.op
+    prev = segs[-2] if len(segs) >= 2 else None
+    watched = prev if prev is not None and prev[0] == "s" else segs[-3] if len(segs) >= 3 else None
+    if word == "watch" and op.method == "post" and watched and watched[0] == "s" and imports_one_row(op):
+        plan.entity, plan.kind = f"{entity_name(watched[1])}_watch", "create"  # (Gmail's watch: no Channel)
+        return plan
     if prev is None or prev[0] != "s":
         return None
     if word in ("bulk", "batch") and batch_of_rows(op):

@@ -655,3 +655,49 @@ def test_detach_from_a_row_clears_the_reference_to_it():
     assert [(e.field, e.set) for e in detach.effects] == [("customer", None)]
     assert [(c.field, c.op) for c in detach.preconditions] == [("customer", "not_null")]
     assert "POST /v1/payment_methods/{payment_method}/unlink" not in tools
+
+
+CHANNEL = {
+    "type": "object",
+    "properties": {
+        "id": {
+            "type": "string",
+            "description": "A UUID or similar unique string that identifies this channel.",
+        },
+        "address": {"type": "string", "description": "The address where notifications are delivered."},
+        "type": {"type": "string"},
+        "token": {"type": "string"},
+        "expiration": {"type": "string", "format": "int64"},
+    },
+}
+
+
+def test_a_watch_that_answers_the_channel_it_was_given_registers_a_watch_row():
+    # Google Calendar POST /calendars/{calendarId}/events/watch (a Channel in, the Channel out): a
+    # watch of the calendar's events, registered as a row (as a webhook registration is); Gmail
+    # POST /users/{userId}/watch {topicName} -> {historyId, expiration} stays a push channel
+    cal = {"name": "calendarId", "in": "path", "required": True, "schema": {"type": "string"}}
+    plans = _plans(
+        {
+            "/calendars/{calendarId}/events/watch": {
+                "parameters": [cal],
+                "post": {"requestBody": body(CHANNEL), "responses": ok(CHANNEL)},
+            },
+            "/users/{userId}/watch": {
+                "parameters": [
+                    {"name": "userId", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "post": {
+                    "requestBody": body({"type": "object", "properties": {"topicName": {"type": "string"}}}),
+                    "responses": ok({"type": "object", "properties": {"historyId": {"type": "string"}}}),
+                },
+            },
+        }
+    )
+    events, gmail = plans["POST /calendars/{calendarId}/events/watch"], plans["POST /users/{userId}/watch"]
+    assert (events.kind, events.entity, events.parents) == (
+        "create",
+        "event_watch",
+        [("calendarId", "calendar")],
+    )
+    assert gmail.reason == "push-notification channel"
