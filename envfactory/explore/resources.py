@@ -276,6 +276,8 @@ def _rpc(op: Operation, dotted: str) -> OpPlan:
         plan.kind, plan.entity, plan.verb = "action", base, rule.verb
     elif verb in _UPDATE_WORDS:
         plan.kind, plan.entity = "update", base
+    elif obj.startswith("to_") and op.method == "post":  # convertToPrivate: sets is_private (actions.py)
+        plan.kind, plan.entity, plan.verb = "action", base, full
     elif op.method == "get" and (snake(words[-2]) in SEARCH_WORDS or lists_rows_named(op, words[-1])):
         plan.kind, plan.entity = "list", entity_name(words[-1])  # search.messages, team.accessLogs
         plan.qualifier = "search" if snake(words[-2]) in SEARCH_WORDS else None

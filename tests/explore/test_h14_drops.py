@@ -701,3 +701,54 @@ def test_a_watch_that_answers_the_channel_it_was_given_registers_a_watch_row():
         [("calendarId", "calendar")],
     )
     assert gmail.reason == "push-notification channel"
+
+
+def test_an_rpc_convert_to_a_state_sets_its_flag():
+    # Slack POST /admin.conversations.convertToPrivate {channel_id} "Convert a public channel to a
+    # private channel": sets the conversation's documented is_private
+    conv = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "is_private": {"type": "boolean"},
+        },
+    }
+    doc = openapi(
+        {
+            "/conversations.list": {
+                "get": {
+                    "responses": ok(
+                        {"type": "object", "properties": {"channels": {"type": "array", "items": conv}}}
+                    )
+                }
+            },
+            "/conversations.info": {
+                "get": {
+                    "parameters": [
+                        {"name": "channel", "in": "query", "required": True, "schema": {"type": "string"}}
+                    ],
+                    "responses": ok({"type": "object", "properties": {"channel": conv}}),
+                }
+            },
+            "/admin.conversations.convertToPrivate": {
+                "post": {
+                    "description": "Convert a public channel to a private channel.",
+                    "requestBody": body(
+                        {
+                            "type": "object",
+                            "required": ["channel_id"],
+                            "properties": {"channel_id": {"type": "string"}},
+                        }
+                    ),
+                    "responses": ok({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+                }
+            },
+        }
+    )
+    res = explore(doc, domain="t")
+    tool = next(
+        t for e in res.envs for t in e.tools if t.source == "POST /admin.conversations.convertToPrivate"
+    )
+    assert (tool.kind.value, tool.entity) == ("action", "conversation")
+    assert [(e.field, e.set) for e in tool.effects] == [("is_private", True)]
