@@ -186,12 +186,29 @@ def batch_of_rows(op: Operation) -> bool:
     """A ``/bulk`` or ``/batch`` word that still names rows one at a time: a GET answering a list
     of the collection before it (Jira ``GET /group/bulk`` "Bulk get groups", ``/user/bulk`` by
     account ids), or a POST of an array of rows that says it creates them (Jira ``POST
-    /issue/bulk`` "Bulk create issue" {issueUpdates: [...]}: a bulk create, one row per call)."""
+    /issue/bulk`` "Bulk create issue" {issueUpdates: [...]}, or Resend ``POST /emails/batch`` [{...}]
+    answering the new rows' ids: a bulk create, one row per call)."""
     if op.method == "get":
         return answers_list(op)
     if op.method != "post" or bulk_items(op.request_body) is None:
         return False
-    return says_creates(op) or bool(_BULK_CREATES.match((op.summary or "").strip()))
+    return says_creates(op) or bool(_BULK_CREATES.match((op.summary or "").strip())) or _answers_new_ids(op)
+
+
+def _answers_new_ids(op: Operation) -> bool:
+    """Resend ``POST /emails/batch`` answers ``{"data": [{"id": "The ID of the sent email."}]}``: the
+    ids of the rows it made, one per item (Discord's ``members/bulk`` answers whole members: an
+    upsert of many, no such answer)."""
+    s = _schema(op)
+    for _ in range(2):
+        if _is_array(s):
+            items = s.get("items") if isinstance(s, dict) else None
+            return isinstance(items, dict) and set(_top_props(items)) == {"id"}
+        props = _top_props(s)
+        if len(props) != 1:
+            return False
+        s = next(iter(props.values()))
+    return False
 
 
 def imports_one_row(op: Operation) -> bool:

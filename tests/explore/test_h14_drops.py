@@ -752,3 +752,43 @@ def test_an_rpc_convert_to_a_state_sets_its_flag():
     )
     assert (tool.kind.value, tool.entity) == ("action", "conversation")
     assert [(e.field, e.set) for e in tool.effects] == [("is_private", True)]
+
+
+def test_a_batch_post_answering_the_new_rows_ids_is_a_bulk_create():
+    # Resend POST /emails/batch [{from, to, subject, ...}] "Trigger up to 100 batch emails at once"
+    # -> {data: [{id}]}: one email per call; Discord POST /lobbies/{lobby_id}/members/bulk answers
+    # whole members (an upsert of many) and stays a batch endpoint
+    email = {
+        "type": "object",
+        "required": ["from", "to"],
+        "properties": {"from": {"type": "string"}, "to": {"type": "string"}},
+    }
+    ids = {
+        "type": "object",
+        "properties": {
+            "data": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}}}}
+        },
+    }
+    member = {"type": "object", "properties": {"id": {"type": "string"}, "flags": {"type": "integer"}}}
+    lobby = {"name": "lobby_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    plans = _plans(
+        {
+            "/emails/batch": {
+                "post": {
+                    "summary": "Trigger up to 100 batch emails at once.",
+                    "requestBody": body({"type": "array", "items": email}),
+                    "responses": ok(ids),
+                }
+            },
+            "/lobbies/{lobby_id}/members/bulk": {
+                "parameters": [lobby],
+                "post": {
+                    "requestBody": body({"type": "array", "items": member}),
+                    "responses": ok({"type": "array", "items": member}),
+                },
+            },
+        }
+    )
+    emails, members = plans["POST /emails/batch"], plans["POST /lobbies/{lobby_id}/members/bulk"]
+    assert (emails.kind, emails.entity, emails.bulk) == ("create", "email", True)
+    assert members.reason and members.reason.startswith("batch endpoint")
