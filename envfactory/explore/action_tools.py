@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ..spec import Condition, Effect, FieldType
-from .actions import ACTION_RULES, DEAD, TERMINAL, VERB_NOUNS, participles, rule_for
+from .actions import ACTION_RULES, DEAD, TERMINAL, UNLINK_VERBS, VERB_NOUNS, participles, rule_for
 from .drafts import (
     SERVER_SET,
     ParamDraft,
@@ -32,6 +32,9 @@ def draft_action(t: ToolDraft, ent: EntityDraft, key: ParamDraft, byname: dict) 
     t.base_name = action_name(plan.word or rule.verb, rule.verb, ent)
     conds, effects, note = _action_semantics(ent, rule)
     wparams, weffects, wconds, wnotes = _action_writes(plan, ent, rule, byname, {e.field for e in effects})
+    if not effects and not weffects and (link := _unlinked_ref(plan, ent)) is not None:
+        conds = [Condition(field=link, op="not_null", message=f"{link} is already empty")]
+        effects, note = [Effect(field=link, set=None)], f"clears {link}; fails if it is already empty"
     if not effects and not weffects:
         return (
             f"action {plan.word or rule.verb!r}: {ent.name} has no status, flag or documented field "
@@ -50,6 +53,20 @@ def draft_action(t: ToolDraft, ent: EntityDraft, key: ParamDraft, byname: dict) 
     t.preconditions = conds + wconds
     t.effects = effects
     t.action_note = "; ".join(x for x in [*wnotes, note] if x)
+    return None
+
+
+def _unlinked_ref(plan: OpPlan, ent: EntityDraft) -> str | None:
+    """Stripe ``POST /v1/payment_methods/{id}/detach`` "Detaches a PaymentMethod object from a
+    Customer": the reference to the row it is detached from (``customer``) is cleared; None when
+    the verb unlinks nothing or the document names no reference field of the row."""
+    if (plan.verb or "") not in UNLINK_VERBS:
+        return None
+    text = f"{plan.op.summary} {plan.op.description}"
+    for m in re.finditer(r"\bfrom (?:a|an|the|its) ([A-Za-z_]+)", text):
+        f = ent.fields.get(snake(m.group(1)))
+        if f is not None and f.ref and f.nullable:
+            return f.name
     return None
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "participles",
     "rule_for",
     "READ_VERBS",
+    "UNLINK_VERBS",
 ]
 
 
@@ -155,6 +156,9 @@ NOUN_VERBS = {
 }
 
 
+# Verbs that undo a link to another row: the action clears that reference (action_tools)
+UNLINK_VERBS = frozenset({"detach", "unlink", "disconnect", "dissociate", "unassign"})
+
 # Verb -> the noun of its reason/timestamp fields (``suspend`` -> ``suspension_reason``).
 VERB_NOUNS: dict[str, str] = {}
 for _noun, _verb in NOUN_VERBS.items():
@@ -179,6 +183,8 @@ def participles(word: str) -> tuple[str, ...]:
     if w in _IRREGULAR:  # hide -> hidden (Drive's POST /drives/{id}/hide sets ``hidden``)
         return (_IRREGULAR[w], w)
     head, _, rest = w.partition("_")
+    if rest.startswith("to_"):  # convert_to_private -> private (the flag is_private)
+        return tuple(dict.fromkeys([w, rest[3:], _inflect(head)]))
     if rest:  # declare_lost -> lost; no_show -> no_show
         return tuple(dict.fromkeys([w, rest, _inflect(head)]))
     if re.fullmatch(r".*[^aeiou][aeiou][bglmnprt]", w) and len(w) > 4:

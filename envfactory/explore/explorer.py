@@ -38,7 +38,7 @@ from .resources import plan_operation
 from .seeding import annotate_entities, seed_recipe
 from .singletons import finish_singleton_tools, shape_singletons, singleton_head, unify_singleton_paths
 from .split import add_finders, split_tools
-from .tools import ToolDraft, create_effects, display_field, draft_tool, prepare_actions
+from .tools import ToolDraft, create_effects, display_field, draft_tool, prepare_actions, status_field
 
 __all__ = ["explore", "ExploreResult", "ExcludedOp"]
 
@@ -156,7 +156,10 @@ def _explore_graph(
         singles = shape_singletons(ents, plans)
     link_entities(ents, plans, warnings)
     for e in ents.values():
-        cap_fields(e, {f.name for f in e.fields.values() if f.ref})
+        # a wide row (Stripe's invoice: 80 properties) keeps its documented status among the
+        # fields it is cut to: the actions move it (else they invented one: draft, finalized, sent ...)
+        sf = status_field(e)
+        cap_fields(e, {f.name for f in e.fields.values() if f.ref} | ({sf.name} if sf is not None else set()))
     prepare_actions(plans, ents, warnings)
     drafts: list[ToolDraft] = []
     for p in plans:

@@ -254,12 +254,18 @@ def _doc_enum(s: dict) -> list[str] | None:
 # ---- the comparison ------------------------------------------------------------------------------
 
 
-def _match_param(tool: ToolSpec, prop: str):
+def _match_param(tool: ToolSpec, prop: str, schema: dict | None = None):
     n = snake_name(prop)
     for p in tool.params:  # a body property that is the tool's key (``{"consent_id": ...}``) is kept as it
         if p.name in (prop, n) or (p.field is not None and p.field in (prop, n)):
             return p
-    return None
+    if tool.entity and n == f"{tool.entity}_id":  # Jira [{contextId, ...}] on a context's update: its key
+        return next((p for p in tool.params if p.key), None)
+    if (schema or {}).get("type") != "array":
+        return None
+    # a bulk write's list of ids ({webhookIds}, Discord {messages: [snowflake]}): its key, one per call
+    one = n[:-1] if n == "ids" or n.endswith("_ids") else f"{singular(n)}_id" if singular(n) != n else ""
+    return next((p for p in tool.params if p.key and one and (p.name == one or n == "ids")), None)
 
 
 def _key_from_path(op: Operation, p: Any, entity: str | None = None) -> bool:
@@ -285,7 +291,7 @@ def _compare_body(op: Operation, tool: ToolSpec, fid: DocFidelity) -> None:
     props, req = documented_body(op)
     for name, s in props.items():
         fid.body_documented += 1
-        p = _match_param(tool, name)
+        p = _match_param(tool, name, s)
         if p is None:
             fid.disagreements.append(f"{op.key}: body property {name!r} not kept")
             continue

@@ -12,7 +12,7 @@ describes, when one matches). Unclear cases are excluded with a reason, never in
 from __future__ import annotations
 
 from ..spec import FieldType
-from .actions import READ_VERBS, action_rule, participles, rule_for
+from .actions import READ_VERBS, UNLINK_VERBS, action_rule, participles, rule_for
 from .entities import EntityDraft, props_of, unwrap
 from .naming import singular, snake
 from .resources import OpPlan
@@ -61,6 +61,19 @@ def _status_values(ent: EntityDraft) -> set[str]:
     return set(sf.enum or []) if sf is not None and sf.type == FieldType.enum else set()
 
 
+def _join_row(xname: str, made: str, rnames: set[str], ents: dict[str, EntityDraft]) -> str | None:
+    """The entity of x's own join rows (``team_membership`` of a team, ``goal_relationship`` of a
+    goal, a ``custom_field_setting`` naming its ``project``) that an add's answer is, with its key;
+    None when the answer is no such row (Asana's workspace addUser answers the user it adds, which
+    names no workspace: no user is created)."""
+    for e in sorted(ents.values(), key=lambda e: e.name):
+        keyed = e.pk in rnames or (e.pk == "id" and bool(rnames & {"gid", "uuid"}))  # Asana's gid is the id
+        joins = e.name.startswith(f"{xname}_") or bool(rnames & {xname, f"{xname}_id"})  # it names x back
+        if joins and e.name not in (xname, made) and not e.stub and keyed and _overlap(rnames, e) >= 0.8:
+            return e.name
+    return None
+
+
 def resolve_item_verbs(plans: list[OpPlan], ents: dict[str, EntityDraft]) -> list[tuple[OpPlan, str]]:
     """Turn creates of made-up resources into actions on their parent item; return exclusions.
 
@@ -84,6 +97,12 @@ def resolve_item_verbs(plans: list[OpPlan], ents: dict[str, EntityDraft]) -> lis
         collection = singular(word) != word and not (action_rule(head) or head in _VERB_HEADS)
         is_x = len(rnames) >= 3 and _overlap(rnames, x) >= 0.7
         own_id = any(n == "id" or n == f"{singular(word)}_id" for n in rnames) and not is_x
+        join = _join_row(xname, p.entity, rnames, ents) if head == "add" and not is_x else None
+        if join is not None:
+            # Asana POST /teams/{team_gid}/addUser "Returns the complete team membership record":
+            # a create of the team's membership row (removeUser, naming no membership, stays dropped)
+            p.entity = join
+            continue
         if collection and not is_x or own_id:
             # a collection under the item (/orders/{id}/returns) or another resource: a create,
             # of the entity its response describes when one matches better than the path word
@@ -121,7 +140,14 @@ def resolve_item_verbs(plans: list[OpPlan], ents: dict[str, EntityDraft]) -> lis
             x.fields[f].type == FieldType.boolean for f in rule_for(word).flags if f in x.fields
         )  # POST /statuses/{id}/bookmark sets the status's documented ``bookmarked``
         if not (
-            writes or word in x.fields or f"{word}_id" in x.fields or rule or status_hit or flag_hit or body
+            writes
+            or word in x.fields
+            or f"{word}_id" in x.fields
+            or rule
+            or status_hit
+            or flag_hit
+            or body
+            or word in UNLINK_VERBS  # detach: clears the reference it names, if any (action_tools)
         ):
             p.reason = f"POST {word!r} on a {xname.replace('_', ' ')}: no field, status or verb to express it"
             excluded.append((p, p.reason))

@@ -9,7 +9,7 @@ import re
 from ..ingest import Operation
 from .auth_ops import is_auth_resource
 from .naming import snake
-from .shapes import answers_list, signs_in
+from .shapes import answers_list, answers_object, batch_of_rows, imports_one_row, signs_in
 
 __all__ = ["VERSION_SEGMENT", "noise_reason"]
 
@@ -89,6 +89,16 @@ def _about_the_api(op: Operation, why: str) -> bool:
     return why != "health check" or not answers_list(op)
 
 
+def _rows_not_a_transfer(op: Operation, key: str) -> bool:
+    """An import/export word that names rows, not a bulk transfer of data: the import jobs a GET of
+    ``/contacts/imports`` or ``/contacts/imports/{id}`` reads (Resend: id, status, counts), or a POST
+    of ``.../events/import`` or ``.../events/watch`` whose body is the one row it adds (the event, the
+    watch channel: ``shapes.imports_one_row``)."""
+    if key in ("imports", "exports") and op.method == "get":
+        return answers_list(op) or answers_object(op)
+    return key in ("import", "watch") and imports_one_row(op)
+
+
 _CALLED_BY_THE_API = re.compile(r"\b(this|the) webhook (will be|is) (invoked|called|sent|triggered)\b", re.I)
 
 
@@ -103,8 +113,15 @@ def noise_reason(op: Operation) -> str | None:
     words = [w for i, w in enumerate(words) if not (i == 0 and VERSION_SEGMENT.match(w))]
     while words and VERSION_SEGMENT.match(words[0]):
         words = words[1:]
+    path = op.path.split("?", 1)[0].rstrip("/").lower()
     for i, w in enumerate(words):
         key = snake(w) if w not in (".well-known", "$metadata") else w
+        ends = path.endswith(f"/{w}")
+        if key in ("batch", "bulk") and 0 < i == len(words) - 1 and ends and batch_of_rows(op):
+            continue  # GET /group/bulk lists groups, POST /issue/bulk creates issues (resources.py)
+        item = op.method == "get" and re.sub(r"/\{[^}/]+\}$", "", path).endswith(f"/{w}")
+        if (ends or item) and i == len(words) - 1 and _rows_not_a_transfer(op, key):
+            continue  # GET /contacts/imports lists import jobs; POST /events/import adds one event
         if key in _NOISE_ANYWHERE and not is_auth_resource(op, words, i):
             return _NOISE_ANYWHERE[key]
         if (

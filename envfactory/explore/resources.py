@@ -26,7 +26,8 @@ from .shapes import (
     answers_list,
     bulk_ids_param,
     bulk_item_key,
-    bulk_items,
+    bulk_owner_key,
+    creates_rows,
     id_param,
     is_singleton_read,
     names_attribute,
@@ -45,6 +46,8 @@ from .verb_paths import (
     generic_collection,
     plan_bulk_verb,
     plan_path_filters,
+    plan_read_verb,
+    plan_rows_word,
 )
 
 __all__ = ["OpPlan", "plan_operation", "PAGING_PARAMS", "SEARCH_WORDS"]
@@ -273,6 +276,8 @@ def _rpc(op: Operation, dotted: str) -> OpPlan:
         plan.kind, plan.entity, plan.verb = "action", base, rule.verb
     elif verb in _UPDATE_WORDS:
         plan.kind, plan.entity = "update", base
+    elif obj.startswith("to_") and op.method == "post":  # convertToPrivate: sets is_private (actions.py)
+        plan.kind, plan.entity, plan.verb = "action", base, full
     elif op.method == "get" and (snake(words[-2]) in SEARCH_WORDS or lists_rows_named(op, words[-1])):
         plan.kind, plan.entity = "list", entity_name(words[-1])  # search.messages, team.accessLogs
         plan.qualifier = "search" if snake(words[-2]) in SEARCH_WORDS else None
@@ -304,6 +309,8 @@ def plan_operation(op: Operation) -> OpPlan:
         return _plan_item(plan, segs)
     word = snake(last)
     prev = segs[-2] if len(segs) >= 2 else None
+    if plan_rows_word(plan, word, segs) is not None:
+        return plan  # GET /group/bulk, POST /issue/bulk "Bulk create issue", POST /events/import
     rule = action_rule(word)
     if rule is not None and prev is not None and prev[0] == "p" and len(segs) >= 3 and segs[-3][0] == "s":
         return _plan_item_action(plan, segs, word, rule)
@@ -351,16 +358,6 @@ def plan_operation(op: Operation) -> OpPlan:
     return _collection(plan, word, prev, segs)
 
 
-def _creates_rows(op: Operation) -> bool:
-    """A PUT of an array of rows documented as creating them (BigCommerce "Create Products Channel
-    Assignments" [{product_id, channel_id}]): a bulk create, one row per call. Not a list of patch
-    operations ({op, fieldKey, data}: Box's "Add classification")."""
-    items = bulk_items(op.request_body)
-    if items is None or "op" in (items.get("properties") or {}):
-        return False
-    return says_creates(op) or summary_verb(op) == "create"
-
-
 def _plan_item(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan:
     """``/xs/{id}``: get, update or delete of one x (a POST documented as a create is a create)."""
     op, m, last = plan.op, plan.op.method, segs[-1][1]
@@ -378,6 +375,13 @@ def _plan_item(plan: OpPlan, segs: list[tuple[str, str]]) -> OpPlan:
             segs = [*segs[:-2], segs[-1]]
             plan.parents = [x for x in plan.parents if x[0] != scope]
             plan.parents.append((last, entity))  # dropped below, as the item's own pair
+        elif (
+            own and snake(last).endswith("_token") and snake(scope) in ("id", f"{entity}_id") and m != "post"
+        ):
+            # Discord /webhooks/{webhook_id}/{webhook_token}: the row's id, then its own token (what
+            # authorises the call, no row of its own): the webhook the id names. A POST there runs
+            # the webhook (it posts a message), no write of the webhook: it stays dropped
+            segs, last = segs[:-1], scope
     if len(segs) < 2 or segs[-2][0] != "s":
         if plan_path_filters(plan, segs) is not None:
             return plan  # GET /operations/flightstatus/{flightNumber}/{date}: a list filtered by the path
@@ -513,18 +517,6 @@ def _slash_verb(plan: OpPlan, word: str, noun: str, owner: str | None = None) ->
     return plan
 
 
-def _read_verb_path(plan: OpPlan, head: str, rest: str) -> OpPlan:
-    plan.entity = entity_name(rest)
-    key = id_param(plan.op, plan.entity)
-    if head in ("get", "fetch", "retrieve") and key is not None:
-        plan.kind, plan.key_param = "get", key
-    elif head in ("list", "search", "find") or answers_list(plan.op) or entity_name(rest) != snake(rest):
-        plan.kind = "list"  # get_all_topics, get_notifications: a plural names a list
-    else:
-        plan.reason = f"{head}_{rest!s} documents no id of the {plan.entity.replace('_', ' ')} it reads"
-    return plan
-
-
 def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: list[tuple[str, str]]) -> OpPlan:
     """A method on a collection path (``/tasks``): list, create, or an update/delete with the
     id in the body or query; a POST that searches or reads is a list or a get."""
@@ -534,7 +526,7 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
     head = word.split("_", 1)[0]
     rest = word.split("_", 1)[1] if "_" in word else ""
     if head in ("get", "list", "search", "find", "fetch", "retrieve") and rest and m in ("get", "post"):
-        return _read_verb_path(plan, head, rest)  # POST /get_club {"club_id": ...}
+        return plan_read_verb(plan, head, rest, prev)  # POST /get_club {"club_id": ...}
     if plan_bulk_verb(plan, word, prev) is not None:
         return plan  # POST /customers/bulk-retrieve {customer_ids}: a list by id, not a create
     if (
@@ -581,15 +573,18 @@ def _collection(plan: OpPlan, word: str, prev: tuple[str, str] | None, segs: lis
             plan.kind, plan.key_param, plan.upsert = "update", key, upserts(op, key)
         elif bulk is not None:  # PUT /customers [{"id": 1, ...}]: a bulk update, one row per call
             plan.kind, plan.key_param, plan.bulk, plan.upsert = "update", bulk, True, upserts(op, bulk)
-        elif _creates_rows(op):
+        elif creates_rows(op):
             plan.kind, plan.bulk = "create", True  # BigCommerce "Create Products Channel Assignments" [{...}]
+        elif (owned := bulk_owner_key(op, segs)) is not None:  # Jira .../context/configuration [{contextId}]
+            plan.entity, plan.key_param, plan.kind, plan.bulk = (*owned, "update", True)
         else:
             return singleton_plan(plan, segs, why) or refuse(
                 plan, *why, f"{m.upper()} on a collection with no id of one row (a bulk update of many rows)"
             )
     else:
-        key = id_param(op, plan.entity) or (None if overwrites(op, segs) else bulk_ids_param(op, plan.entity))
-        if key is not None:  # DELETE /api/Task?TaskID=, DELETE /customers?id:in=4,5,6 (one id per call)
+        many = None if overwrites(op, segs) else bulk_ids_param(op, plan.entity, where=("query", "body"))
+        key = id_param(op, plan.entity) or many
+        if key is not None:  # DELETE /api/Task?TaskID=, ?id:in=4,5,6, Jira {webhookIds} (one id per call)
             plan.kind, plan.key_param, plan.bulk = "delete", key, key != id_param(op, plan.entity)
         else:
             return singleton_plan(plan, segs, why) or refuse(

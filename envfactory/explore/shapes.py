@@ -36,7 +36,11 @@ __all__ = [
     "is_singleton_read",
     "SINGLETON_WORDS",
     "bulk_items",
+    "batch_of_rows",
+    "imports_one_row",
     "bulk_item_key",
+    "bulk_owner_key",
+    "creates_rows",
     "bulk_ids_param",
     "signs_in",
     "overwrites",
@@ -175,6 +179,49 @@ def says_creates(op: Operation) -> bool:
     return (op.operation_id or "").rsplit(".", 1)[-1].lower() in ("create", "insert")
 
 
+_BULK_CREATES = re.compile(r"^(<p>|\s)*(bulk|batch)\s+(creates?|adds?)\b", re.I)
+
+
+def batch_of_rows(op: Operation) -> bool:
+    """A ``/bulk`` or ``/batch`` word that still names rows one at a time: a GET answering a list
+    of the collection before it (Jira ``GET /group/bulk`` "Bulk get groups", ``/user/bulk`` by
+    account ids), or a POST of an array of rows that says it creates them (Jira ``POST
+    /issue/bulk`` "Bulk create issue" {issueUpdates: [...]}, or Resend ``POST /emails/batch`` [{...}]
+    answering the new rows' ids: a bulk create, one row per call)."""
+    if op.method == "get":
+        return answers_list(op)
+    if op.method != "post" or bulk_items(op.request_body) is None:
+        return False
+    return says_creates(op) or bool(_BULK_CREATES.match((op.summary or "").strip())) or _answers_new_ids(op)
+
+
+def _answers_new_ids(op: Operation) -> bool:
+    """Resend ``POST /emails/batch`` answers ``{"data": [{"id": "The ID of the sent email."}]}``: the
+    ids of the rows it made, one per item (Discord's ``members/bulk`` answers whole members: an
+    upsert of many, no such answer)."""
+    s = _schema(op)
+    for _ in range(2):
+        if _is_array(s):
+            items = s.get("items") if isinstance(s, dict) else None
+            return isinstance(items, dict) and set(_top_props(items)) == {"id"}
+        props = _top_props(s)
+        if len(props) != 1:
+            return False
+        s = next(iter(props.values()))
+    return False
+
+
+def imports_one_row(op: Operation) -> bool:
+    """``POST .../events/import`` "Imports an event", Gmail ``messages/import``: the body is one row
+    and the answer is that row (most of the body's properties come back), so the operation adds
+    one row of the collection, as a create does. Plaid ``/item/import`` (credentials in, an access
+    token out) and a file upload are no such row."""
+    if op.method != "post":
+        return False
+    sent, got = set(_top_props(op.request_body)), set(_top_props(_schema(op)))
+    return len(sent) >= 3 and len(sent & got) >= 0.6 * len(sent)
+
+
 _UPSERT = re.compile(
     r"\bupserts?\b|\bcreates? or updates?\b|\bif there is none,? it creates\b|\binsert or update\b", re.I
 )
@@ -282,13 +329,17 @@ def is_singleton_read(op: Operation, word: str) -> bool:
 
 def bulk_items(body: Any) -> dict[str, Any] | None:
     """The item schema of a bulk write body: an array of objects, or one wrapper holding one
-    (``{"data": [...]}``); None for any other body."""
-    for _ in range(2):
+    (``{"data": [...]}``) or holding a map of them (Square ``bulk-create {"customers": {<key>:
+    {...}}}``); None for any other body."""
+    for depth in range(2):
         if not isinstance(body, dict):
             return None
         if _is_array(body):
             items = body.get("items")
             return items if isinstance(items, dict) and _top_props(items) else None
+        values = body.get("additionalProperties")
+        if depth and isinstance(values, dict) and _top_props(values) and not body.get("properties"):
+            return values
         props = _top_props(body)
         if len(props) != 1:
             return None
@@ -303,6 +354,31 @@ def bulk_item_key(op: Operation, entity: str) -> str | None:
         return None
     want = {"id", "uuid", "gid", f"{entity}_id", f"{entity}id"}
     return next((k for k in _top_props(items) if snake(k) in want), None)
+
+
+def creates_rows(op: Operation) -> bool:
+    """A PUT of an array of rows documented as creating them (BigCommerce "Create Products Channel
+    Assignments" [{product_id, channel_id}]): a bulk create, one row per call. Not a list of patch
+    operations ({op, fieldKey, data}: Box's "Add classification")."""
+    items = bulk_items(op.request_body)
+    if items is None or "op" in (items.get("properties") or {}):
+        return False
+    return says_creates(op) or summary_verb(op) == "create"
+
+
+def bulk_owner_key(op: Operation, segs: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """Jira ``PUT /field/{id}/context/configuration {configurations: [{contextId, configuration,
+    schema}]}``: each item names a row of the word before the last (a context) by that row's own id
+    and sets its attribute: a bulk update of that row, one per call. (entity, key) or None; a
+    plain ``id`` of the items is their own, not the owner's, and items of several documented kinds
+    (``defaultValue``'s single/multiple/cascading options) are no one set of fields."""
+    if len(segs) < 2 or segs[-2][0] != "s" or overwrites(op, segs):
+        return None
+    owner, items = entity_name(segs[-2][1]), bulk_items(op.request_body) or {}
+    if items.get("oneOf") or items.get("anyOf"):
+        return None  # Jira .../context/defaultValue: items of several kinds (single, cascading ...)
+    key = bulk_item_key(op, owner)
+    return (owner, key) if key is not None and snake(key) == f"{owner}_id" else None
 
 
 def bulk_ids_param(op: Operation, entity: str, where: tuple[str, ...] = ("query",)) -> str | None:

@@ -345,7 +345,8 @@ def _draft_update(t: ToolDraft, ent: EntityDraft, key: ParamDraft, byname: dict)
     params: list[ParamDraft] = []
     for pname, fname in pairs:
         f = ent.fields[fname]
-        if fname == ent.pk or pname == key.name or any(p.field == fname for p in params):
+        named = plan.bulk and snake(plan.key_param or "") == fname  # items' {contextId}: the key, no field
+        if fname == ent.pk or pname == key.name or named or any(p.field == fname for p in params):
             continue
         if not documented and not _writable(ent, f, sf=None):
             continue

@@ -14,16 +14,27 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..ingest import Operation
-from .naming import entity_name, snake
+from ..ingest import Operation, Parameter
+from .naming import entity_name, plural, snake
 from .noise import VERSION_SEGMENT
-from .shapes import RPC_VERBS, says_creates, summary_verb
+from .shapes import (
+    RPC_VERBS,
+    answers_list,
+    batch_of_rows,
+    bulk_items,
+    id_param,
+    imports_one_row,
+    says_creates,
+    summary_verb,
+)
 
 if TYPE_CHECKING:
     from .resources import OpPlan
 
 __all__ = [
     "plan_bulk_verb",
+    "plan_read_verb",
+    "plan_rows_word",
     "acts_on_named_rows",
     "account_endpoint",
     "computed_post",
@@ -47,7 +58,29 @@ def _ids_param(plan: OpPlan, entity: str | None = None) -> str | None:
             return p.name
         if entity is not None and (n in ("ids", "object_ids") or entity.startswith(n[: -len("_ids")])):
             return p.name
+    if entity is not None:
+        return next((p.name for p in plan.op.parameters if _lists_ids_of(p, entity)), None)
     return None
+
+
+_ID_FORMATS = {"snowflake", "uuid", "int64", "int32"}
+
+
+def _lists_ids_of(p: Parameter, entity: str) -> bool:
+    """Discord ``bulk-delete {messages: [snowflake, ...]}``: a required body list named for the
+    entity's rows whose items are ids (integers, or strings of an id format)."""
+    raw = p.schema_.get("items")
+    items: dict = raw if isinstance(raw, dict) else {}
+    if (
+        p.location != "body"
+        or not p.required
+        or p.schema_.get("type") != "array"
+        or snake(p.name) != plural(entity)
+    ):
+        return False
+    return items.get("type") == "integer" or (
+        items.get("type") == "string" and items.get("format") in _ID_FORMATS
+    )
 
 
 def plan_bulk_verb(plan: OpPlan, word: str, prev: tuple[str, str] | None) -> OpPlan | None:
@@ -60,6 +93,9 @@ def plan_bulk_verb(plan: OpPlan, word: str, prev: tuple[str, str] | None) -> OpP
     rest = "_".join(parts[2:])
     noun = rest or (prev[1] if prev is not None and prev[0] == "s" else "")
     ids = _ids_param(plan, entity_name(noun)) if noun else None
+    if ids is None and noun and _writes_rows_one_by_one(plan, RPC_VERBS.get(parts[1])):
+        plan.entity = entity_name(noun)
+        return plan
     if ids is None or plan.op.method != "post" or RPC_VERBS.get(parts[1]) not in ("get", "list", "delete"):
         # bulk-create, batch-upsert, bulk-swap-plan: many rows at once (as a /batch segment is)
         plan.reason = "batch endpoint (the single-item operations cover it)"
@@ -70,6 +106,82 @@ def plan_bulk_verb(plan: OpPlan, word: str, prev: tuple[str, str] | None) -> OpP
     else:
         plan.kind, plan.qualifier = "list", "by_ids"
     return plan
+
+
+_NAMES_IDS = re.compile(r"\b(ids?)\b|_id\b", re.I)
+
+
+def _writes_rows_one_by_one(plan: OpPlan, verb: str | None) -> bool:
+    """Square ``bulk-create {"customers": {<idempotency key>: {...}}}``: a bulk create, one row per
+    call; ``bulk-update {"customers": {<customer id>: {...}}}`` ("represented by `customer ID:
+    { customer data }`"): a bulk update of the row each key names. A map whose keys the document
+    does not call ids names no row to update."""
+    op = plan.op
+    if (
+        verb not in ("create", "update")
+        or op.method not in ("post", "put")
+        or bulk_items(op.request_body) is None
+    ):
+        return False
+    if verb == "create":
+        plan.kind, plan.bulk = "create", True
+        return True
+    body = op.request_body if isinstance(op.request_body, dict) else {}
+    (name, wrapper), *more = list((body.get("properties") or {"": None}).items())
+    if more or not isinstance(wrapper, dict) or not _NAMES_IDS.search(str(wrapper.get("description") or "")):
+        return False
+    plan.kind, plan.key_param, plan.bulk = "update", name, True
+    return True
+
+
+def plan_read_verb(plan: OpPlan, head: str, rest: str, prev: tuple[str, str] | None = None) -> OpPlan:
+    """``POST /get_club {club_id}``: a get of the row its id names; ``get_notifications``: a list;
+    ``/institutions/get_by_id``: the collection before it; ``get_users_for_topic``: users filtered
+    by the topic; otherwise dropped with the reason."""
+    if rest.startswith("by_") and prev is not None and prev[0] == "s":
+        rest = prev[1]  # Plaid POST /institutions/get_by_id {institution_id}: an institution
+    noun, _, scope = rest.partition("_for_")
+    if scope and head == "get" and entity_name(noun) != snake(noun) and id_param(plan.op, entity_name(scope)):
+        # Clubhouse GET /get_users_for_topic?topic_id= "looks up users by topic": users, filtered by the topic
+        plan.entity, plan.kind = entity_name(noun), "list"
+        return plan
+    plan.entity = entity_name(rest)
+    key = id_param(plan.op, plan.entity)
+    if head in ("get", "fetch", "retrieve") and key is not None:
+        plan.kind, plan.key_param = "get", key
+    elif head in ("list", "search", "find") or answers_list(plan.op) or entity_name(rest) != snake(rest):
+        plan.kind = "list"  # get_all_topics, get_notifications: a plural names a list
+    else:
+        plan.reason = f"{head}_{rest!s} documents no id of the {plan.entity.replace('_', ' ')} it reads"
+    return plan
+
+
+def plan_rows_word(plan: OpPlan, word: str, segs: list[tuple[str, str]]) -> OpPlan | None:
+    """A ``bulk``/``batch``/``import``/``watch`` last word that still names rows one at a time: Jira
+    ``GET /group/bulk`` lists groups, ``POST /issue/bulk`` "Bulk create issue" is a bulk create
+    (``shapes.batch_of_rows``), ``POST /events/import`` adds one event (``shapes.imports_one_row``),
+    and Google's ``POST /calendars/{calendarId}/events/watch`` (a Channel in, the Channel out)
+    registers a watch of the calendar's events, as a webhook registration is a row of its own.
+    None for any other word (a noise word was already refused by ``noise``)."""
+    op = plan.op
+    prev = segs[-2] if len(segs) >= 2 else None
+    watched = prev if prev is not None and prev[0] == "s" else segs[-3] if len(segs) >= 3 else None
+    if word == "watch" and op.method == "post" and watched and watched[0] == "s" and imports_one_row(op):
+        plan.entity, plan.kind = f"{entity_name(watched[1])}_watch", "create"  # (Gmail's watch: no Channel)
+        return plan
+    if prev is None or prev[0] != "s":
+        return None
+    if word in ("bulk", "batch") and batch_of_rows(op):
+        plan.entity = entity_name(prev[1])
+        if op.method == "get":
+            plan.kind, plan.qualifier = "list", "bulk"
+        else:
+            plan.kind, plan.bulk = "create", True
+        return plan
+    if word == "import" and op.method == "post" and imports_one_row(op):
+        plan.entity, plan.kind = entity_name(prev[1]), "create"
+        return plan
+    return None
 
 
 def acts_on_named_rows(plan: OpPlan) -> str | None:
