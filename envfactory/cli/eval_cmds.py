@@ -73,7 +73,12 @@ def eval_suite(
         "--tasks",
         help="Tasks (JSON Lines) to build from; default: build tasks with envfactory.synth.tasks.",
     ),
-    n_tasks: int = typer.Option(200, "--n-tasks", help="Tasks to build when --tasks is not given."),
+    n_tasks: int = typer.Option(
+        400,
+        "--n-tasks",
+        help="Tasks to build when --tasks is not given (an API whose every path names one parent, "
+        "Sinao's apps, has few one-call tasks among them).",
+    ),
     per_category: int = typer.Option(
         20, "--per-category", "-n", help="At most this many entries per category."
     ),

@@ -398,12 +398,12 @@ def build_suite(
     unknown = sorted(set(categories) - set(CATEGORIES))
     if unknown:
         raise SuiteError(f"unknown categories {unknown}; known: {', '.join(CATEGORIES)}")
-    from ..synth.invariants import GoldView, account_args
+    from ..spec import account_key_args
 
     # a task whose calls need the account's own key (Basecamp's to-do set) relies on the system
     # prompt that states it; BFCL's entries carry none, so such a task makes no entry
     tasks = sorted(
-        (t for t in tasks if t.env in envs and not account_args(envs[t.env].spec, GoldView.of_task(t))),
+        (t for t in tasks if t.env in envs and not account_key_args(envs[t.env].spec, t.reward.gold_calls)),
         key=lambda t: t.task_id,
     )
     if not tasks:

@@ -46,7 +46,6 @@ __all__ = [
     "CORPUS_STATE_FILE",
     "CORPUS_TIMES_FILE",
     "Budget",
-    "CpuBudgetExceeded",
     "CorpusDoc",
     "CorpusReport",
     "build_corpus",
@@ -73,10 +72,10 @@ class Budget:
         return [self.seconds, self.memory_mb, self.cpu_seconds]
 
 
-class CpuBudgetExceeded(BaseException):
-    """Raised in a worker's main thread when its document has used its CPU seconds.
-
-    A BaseException, so no ``except Exception`` in the build takes it for a failed tool."""
+class _CpuBudgetExceeded(BaseException):  # noqa: N818 - a budget spent, not an error of the document
+    """Raised in a worker's main thread when its document has used its CPU seconds: a BaseException,
+    so no ``except Exception`` in the build takes it for a failed tool (private: it never leaves
+    the worker, which turns it into the document's failure reason)."""
 
 
 @dataclass
@@ -206,7 +205,7 @@ def _cpu_reason(cpu_s: float) -> str:
 def _limit_cpu(cpu_s: float | None) -> None:
     """From now on, ``cpu_s`` more CPU seconds for this process (all its threads, user and system):
     then a profiling timer (``ITIMER_PROF``, which counts only this process's CPU time) raises
-    CpuBudgetExceeded in the main thread. ``RLIMIT_CPU`` 30 s later is the kernel's backstop for a
+    _CpuBudgetExceeded in the main thread. ``RLIMIT_CPU`` 30 s later is the kernel's backstop for a
     process stuck where no Python signal handler runs (SIGXCPU ends it).
 
     Off the main thread (no signal handler can be set there) a watcher thread ends the process.
@@ -224,7 +223,7 @@ def _limit_cpu(cpu_s: float | None) -> None:
 
     def over(signum: int, frame: Any) -> None:
         signal.setitimer(signal.ITIMER_PROF, 0)
-        raise CpuBudgetExceeded(_cpu_reason(cpu_s))
+        raise _CpuBudgetExceeded(_cpu_reason(cpu_s))
 
     signal.signal(signal.SIGPROF, over)
     signal.setitimer(signal.ITIMER_PROF, max(cpu_s, 0.001))
@@ -273,7 +272,7 @@ def _build_one(job: dict[str, Any], result: Connection, life: Connection) -> Non
         result.send(msg)
     except MemoryError:
         result.send_bytes(over)
-    except CpuBudgetExceeded as e:
+    except _CpuBudgetExceeded as e:
         result.send({"status": "failed", "reason": str(e)})
 
 
@@ -291,7 +290,7 @@ def build_job(job: dict[str, Any]) -> dict[str, Any]:
     try:
         _limit_cpu(job.get("cpu_s"))
         msg = _build_summary(job)
-    except CpuBudgetExceeded as e:
+    except _CpuBudgetExceeded as e:
         msg = {"status": "failed", "reason": str(e)}
     return {**msg, "seconds": time.perf_counter() - t0}
 

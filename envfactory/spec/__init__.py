@@ -46,7 +46,17 @@ from .roles import (
     is_person_entity,
     realistic_range,
 )
-from .sayable import account_roots, identifiable, is_filler, is_stamp, names_row, states_value, tells_row
+from .sayable import (
+    account_key,
+    account_key_args,
+    account_roots,
+    identifiable,
+    is_filler,
+    is_stamp,
+    names_row,
+    states_value,
+    tells_row,
+)
 from .schema import (
     DATE_PATTERN,
     DATETIME_PATTERN,
@@ -60,6 +70,8 @@ from .seed_vocab import labels_for, titles_for
 from .task import Difficulty, GoldStep, Persona, RewardSpec, SubGoal, Task, load_tasks, write_tasks
 
 __all__ = [
+    "account_key",
+    "account_key_args",
     "account_roots",
     "names_row",
     "tells_row",

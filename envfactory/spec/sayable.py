@@ -27,7 +27,17 @@ from .seed_defaults import default_generator
 if TYPE_CHECKING:
     from .model import EnvSpec, GeneratorSpec  # noqa: F401 (GeneratorSpec: annotations)
 
-__all__ = ["names_row", "tells_row", "states_value", "is_stamp", "is_filler", "identifiable", "account_roots"]
+__all__ = [
+    "names_row",
+    "tells_row",
+    "states_value",
+    "is_stamp",
+    "is_filler",
+    "identifiable",
+    "account_roots",
+    "account_key",
+    "account_key_args",
+]
 
 # Roles whose values a person knows and says to name a row.
 _NAMING = frozenset(
@@ -238,3 +248,38 @@ def _names_key(spec: EnvSpec, t: Any, p: Any, entity: str) -> bool:
     except KeyError:
         return False
     return f.ref == entity and t.entity != entity  # a parent other rows name, not a row read by its own key
+
+
+def account_key(spec: EnvSpec, t: Any, fname: str) -> bool:
+    """Whether field ``fname`` of tool ``t``'s entity is the key of an ``account_roots`` entity."""
+    roots = account_roots(spec)
+    if not roots:
+        return False
+    try:
+        own = spec.entity(t.entity)
+        f = own.field(fname)
+    except KeyError:
+        return False
+    target = f.ref or (t.entity if fname == own.primary_key else None)
+    return target in roots
+
+
+def account_key_args(spec: EnvSpec, calls: list[dict[str, Any]]) -> list[str]:
+    """'tool.arg' for every argument of ``calls`` (gold calls: tool, args, refs) that is an account
+    root's key not found by an earlier call: the system prompt states it, and a harness without
+    one (BFCL's entries) cannot."""
+    out = []
+    for i, c in enumerate(calls):
+        try:
+            t = spec.tool(c["tool"])
+        except KeyError:
+            continue
+        refs = c.get("refs") or {}
+        for name in c.get("args") or {}:
+            r = refs.get(name)
+            if r and isinstance(r[0], int) and r[0] < i:
+                continue
+            p = next((p for p in t.params if p.name == name), None)
+            if p is not None and account_key(spec, t, p.field or name):
+                out.append(f"{t.name}.{name}")
+    return out

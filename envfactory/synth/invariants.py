@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ..spec import EnvSpec, FieldType, ToolKind, account_roots, names_row, states_value
+from ..spec import EnvSpec, FieldType, ToolKind, account_key, account_key_args, names_row, states_value
 from ..text import format_answer
 from .phrasing import ftype, id_like, parse_fact_key, say_value
 
@@ -201,24 +201,11 @@ def _provenance(
             kinds.append("said")
         elif p.op in ("gte", "gt", "lte", "lt") and _near(x, nums, text):
             kinds.append("bound")
-        elif _account_key(spec, t, fname):
+        elif account_key(spec, t, fname):
             kinds.append("context")  # the account's own one, whose key the system prompt states
         else:
             return "invented"
     return "said" if "said" in kinds else kinds[0]
-
-
-def _account_key(spec: EnvSpec, t: Any, fname: str) -> bool:
-    """Whether field ``fname`` of the tool's entity is the key of an ``account_roots`` entity."""
-    roots = account_roots(spec)
-    if not roots:
-        return False
-    try:
-        f = spec.entity(t.entity).field(fname)
-    except KeyError:
-        return False
-    target = f.ref or (t.entity if fname == spec.entity(t.entity).primary_key else None)
-    return target in roots
 
 
 def _bool_forms(spec: EnvSpec, entity: str, fname: str, v: bool) -> set[str]:
@@ -242,23 +229,8 @@ def _near(x: Any, nums: list[float], text: str) -> bool:
 
 
 def account_args(spec: EnvSpec, view: GoldView) -> list[str]:
-    """'tool.arg' for every gold argument that is an account root's key not found by a call (the
-    system prompt states it; a harness without one, BFCL's, cannot)."""
-    out = []
-    for i, c in enumerate(view.calls):
-        try:
-            t = spec.tool(c["tool"])
-        except KeyError:
-            continue
-        refs = c.get("refs") or {}
-        for name in c.get("args") or {}:
-            r = refs.get(name)
-            if r and isinstance(r[0], int) and r[0] < i:
-                continue
-            p = next((p for p in t.params if p.name == name), None)
-            if p is not None and _account_key(spec, t, p.field or name):
-                out.append(f"{t.name}.{name}")
-    return out
+    """``spec.account_args`` of the view's gold calls."""
+    return account_key_args(spec, view.calls)
 
 
 def invented_args(spec: EnvSpec, view: GoldView, words: str) -> list[str]:
