@@ -143,6 +143,7 @@ _ID_WORDS = re.compile(r"\b(id|ids|uuid|identifier|identifiers)\b", re.I)
 def _tidy(s: str) -> str:
     s = re.sub(r"\s+", " ", s).strip()
     s = s.replace(" ,", ",").replace("..", ".").replace("?.", "?").replace(" .", ".")
+    s = re.sub(r"\b(for me|for us|please)(,? \1\b)+", r"\1", s)  # 'jot it down for me for me.'
     return s[:1].upper() + s[1:]
 
 

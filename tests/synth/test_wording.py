@@ -187,3 +187,12 @@ def test_a_test_clock_is_no_lab_test():
 
     assert "Lipid Panel" not in titles_for("test_clock", "name")
     assert "Lipid Panel" in titles_for("lab_test", "name")
+
+
+def test_a_wrapper_does_not_repeat_what_the_request_ends_with():
+    from envfactory.synth.realize import _tidy
+
+    assert _tidy("create a geofence and jot the reference down for me for me.") == (
+        "Create a geofence and jot the reference down for me."
+    )
+    assert _tidy("send it to the team for media for me.") == "Send it to the team for media for me."
