@@ -156,8 +156,10 @@ class RayBackend:
         fresh_process: bool = False,
     ) -> None:
         ray = self.ray
-        # max_calls=1: a worker process per job, so a job's memory limit and state die with it
-        remote = ray.remote(num_cpus=1, max_calls=1 if fresh_process else 0)(fn)
+        # max_calls=1: a worker process per job, so a job's memory limit and state die with it;
+        # max_retries=0: a job whose worker died is reported once, as data (a retry of a corpus
+        # build found the dead attempt's lock: "another build ... is running")
+        remote = ray.remote(num_cpus=1, max_calls=1 if fresh_process else 0, max_retries=0)(fn)
         pending = list(reversed(range(len(jobs))))
         running: dict[Any, tuple[int, float]] = {}
         try:
