@@ -215,10 +215,21 @@ def states_value(spec: EnvSpec, entity: str, fname: str) -> bool:
 
 
 def account_roots(spec: EnvSpec) -> frozenset[str]:
-    """Entities the caller has exactly one of and no tool creates, deletes or lists (Basecamp's
-    project 'bucket' and its to-do set, named in every path but listed by no documented operation):
-    the account's own, whose keys the deployment states (the system prompt) rather than a person
-    (who never knows an internal id) or a look-up (there is none)."""
+    """Entities the caller has exactly one of, that no tool creates, deletes or lists, and whose key
+    other rows' tools ask for (Basecamp's to-do set, named in every path but listed by no documented
+    operation): the account's own, whose keys the deployment states (the system prompt) rather than
+    a person (who never knows an internal id) or a look-up (there is none). Computed once per spec
+    (kept beside the model's fields, as ``_cached`` keeps an entity's)."""
+    hit = spec.__dict__.get("_account_roots")
+    key = (spec.entities, spec.tools, len(spec.entities), len(spec.tools))
+    if hit is not None and all(a is b for a, b in zip(hit[0][:2], key[:2])) and hit[0][2:] == key[2:]:
+        return hit[1]
+    out = _account_roots(spec)
+    object.__setattr__(spec, "_account_roots", (key, out))
+    return out
+
+
+def _account_roots(spec: EnvSpec) -> frozenset[str]:
     out = set()
     for e in spec.entities:
         seed = spec.seed.entities.get(e.name)

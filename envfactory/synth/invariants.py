@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ..spec import EnvSpec, FieldType, ToolKind, account_key, account_key_args, names_row, states_value
+from ..spec import EnvSpec, FieldType, ToolKind, account_key, names_row, states_value
 from ..text import format_answer
 from .phrasing import ftype, id_like, parse_fact_key, say_value
 
@@ -226,11 +226,6 @@ def _near(x: Any, nums: list[float], text: str) -> bool:
     if isinstance(x, str) and len(x) >= 10:
         return has_value(text, value_forms(x[:10], FieldType.date))
     return False
-
-
-def account_args(spec: EnvSpec, view: GoldView) -> list[str]:
-    """``spec.account_args`` of the view's gold calls."""
-    return account_key_args(spec, view.calls)
 
 
 def invented_args(spec: EnvSpec, view: GoldView, words: str) -> list[str]:

@@ -55,16 +55,16 @@ def test_an_eval_suite_takes_no_task_that_needs_the_account_s_key():
     import pytest
 
     from envfactory.evaluation.suite_build import SuiteError, build_suite
-    from envfactory.synth.invariants import GoldView, account_args
+    from envfactory.spec import account_key_args
 
     env = load_environment(BASECAMP)
     tasks = build_tasks([env], n=6, seed=0, index=False).tasks
     # every Basecamp path names the to-do set: each task needs its key, which BFCL's entries cannot state
-    assert all(account_args(env.spec, GoldView.of_task(t)) for t in tasks)
+    assert all(account_key_args(env.spec, t.reward.gold_calls) for t in tasks)
     with pytest.raises(SuiteError, match="no tasks"):
         build_suite(tasks, [env], n_per_category=20)
     tasks_env = load_environment(REPO / "domains" / "office" / "google_tasks")
     other = build_tasks([tasks_env], n=6, seed=0, index=False).tasks
-    assert not any(account_args(tasks_env.spec, GoldView.of_task(t)) for t in other)
+    assert not any(account_key_args(tasks_env.spec, t.reward.gold_calls) for t in other)
     suite = build_suite(tasks + other, [env, tasks_env], n_per_category=20)
     assert suite.entries and all(e.env != "basecamp" for e in suite.entries if e.is_multi_turn)
