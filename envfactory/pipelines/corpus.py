@@ -208,21 +208,29 @@ def _limit_cpu(cpu_s: float | None) -> None:
     _CpuBudgetExceeded in the main thread. ``RLIMIT_CPU`` 30 s later is the kernel's backstop for a
     process stuck where no Python signal handler runs (SIGXCPU ends it).
 
+    The budget is sticky: a callback that swallows the exception (a sqlite3 function, a
+    ``__del__``) cannot keep the build alive, because the timer then fires again every 50 ms of
+    CPU, and ``_cpu_spent`` tells the caller afterwards (a build that finished past its budget is
+    failed all the same, so the verdict does not depend on where the signal landed).
+
     Off the main thread (no signal handler can be set there) a watcher thread ends the process.
     """
+    global _CPU_LIMIT
     if cpu_s is None:
+        _CPU_LIMIT = None
         return
     import math
     import resource
     import signal
 
     used = time.process_time()
+    _CPU_LIMIT = (used + cpu_s, cpu_s)
     if threading.current_thread() is not threading.main_thread():
         threading.Thread(target=_watch_cpu, args=(used + cpu_s,), daemon=True).start()
         return
 
     def over(signum: int, frame: Any) -> None:
-        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0.05)  # again, until the worker is done
         raise _CpuBudgetExceeded(_cpu_reason(cpu_s))
 
     signal.signal(signal.SIGPROF, over)
@@ -231,6 +239,23 @@ def _limit_cpu(cpu_s: float | None) -> None:
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     if hard == resource.RLIM_INFINITY or soft < hard:
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+_CPU_LIMIT: tuple[float, float] | None = None  # (process_time at which the budget is spent, budget)
+
+
+def _cpu_spent() -> str | None:
+    """The reason, if this process has used its CPU-seconds budget (see ``_limit_cpu``)."""
+    if _CPU_LIMIT is None or time.process_time() < _CPU_LIMIT[0]:
+        return None
+    return _cpu_reason(_CPU_LIMIT[1])
+
+
+def _stop_cpu_timer() -> None:
+    if _CPU_LIMIT is not None and threading.current_thread() is threading.main_thread():
+        import signal
+
+        signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 def _watch_cpu(limit: float) -> None:
@@ -269,10 +294,13 @@ def _build_one(job: dict[str, Any], result: Connection, life: Connection) -> Non
         _limit_memory(job["memory_mb"])
         _limit_cpu(job.get("cpu_s"))
         msg = _build_summary(job)
-        result.send(msg)
+        _stop_cpu_timer()
+        spent = _cpu_spent()
+        result.send({"status": "failed", "reason": spent} if spent else msg)
     except MemoryError:
         result.send_bytes(over)
     except _CpuBudgetExceeded as e:
+        _stop_cpu_timer()
         result.send({"status": "failed", "reason": str(e)})
 
 
@@ -288,8 +316,14 @@ def build_job(job: dict[str, Any]) -> dict[str, Any]:
     if job["memory_mb"] is not None:
         threading.Thread(target=_watch_memory, args=(int(job["memory_mb"]),), daemon=True).start()
     try:
-        _limit_cpu(job.get("cpu_s"))
-        msg = _build_summary(job)
+        try:
+            _limit_cpu(job.get("cpu_s"))
+            msg = _build_summary(job)
+        finally:
+            _stop_cpu_timer()  # a Ray worker may be reused by Ray's own code after the job
+        spent = _cpu_spent()
+        if spent:
+            msg = {"status": "failed", "reason": spent}
     except _CpuBudgetExceeded as e:
         msg = {"status": "failed", "reason": str(e)}
     return {**msg, "seconds": time.perf_counter() - t0}

@@ -120,6 +120,31 @@ def test_a_document_over_its_cpu_seconds_is_failed_whatever_the_wall_clock(tmp_p
     assert again.skipped == 2
 
 
+_SWALLOWER = """
+import time
+from envfactory.pipelines import corpus
+corpus._limit_cpu(0.3)
+swallowed = 0
+t = time.process_time()
+while time.process_time() - t < 1.0:  # code that takes every exception for its own (a callback)
+    try:
+        sum(range(10000))
+    except BaseException:
+        swallowed += 1
+corpus._stop_cpu_timer()
+print(swallowed, corpus._cpu_spent())
+"""
+
+
+def test_a_swallowed_cpu_signal_still_fails_the_document():
+    # the timer fires again and again, and the verdict is read from the process's CPU time after
+    # the build: a document does not pass its budget because the signal landed in a callback
+    out = subprocess.run(
+        [sys.executable, "-c", _SWALLOWER], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split(maxsplit=1)
+    assert int(out[0]) > 1 and out[1].strip() == "CPU budget exceeded (0.3 s)"
+
+
 def test_bad_arguments_are_one_line_errors(tmp_path):
     with pytest.raises(ConfigError, match="no such file"):
         build_corpus(tmp_path / "nope", out_dir=tmp_path / "out")
