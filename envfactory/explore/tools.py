@@ -29,6 +29,7 @@ from .entities import (
     props_of,
     schema_type,
 )
+from .fhir_search import referenced_entity
 from .fidelity import documented_body
 from .naming import first_sentence, is_ident, plural, singular, snake
 from .resources import PAGING_PARAMS, OpPlan
@@ -121,6 +122,11 @@ def _list_param(p: Parameter, ent: EntityDraft, ents: dict[str, EntityDraft]) ->
     s = p.schema_ or {}
     ftype, enum = schema_type(s)
     desc = param_desc(p, "")
+    parent = referenced_entity(p, ents)
+    if parent is not None and parent != ent.name:  # FHIR's ``Schedule.actor:HealthcareService``, ``_has``
+        target = f"{parent}_id"
+        ent.ensure(FieldDraft(name=target, type=FieldType.string, description=f"Id of its {human(parent)}."))
+        return ParamDraft(n, target, "eq", description=desc or f"Id of the {human(parent)}.")
     if n in _TEXT_SEARCH:
         disp = display_field(ent)
         if disp is None:
