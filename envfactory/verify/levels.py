@@ -259,6 +259,9 @@ def check_tool_l1(expected: EnvSpec, env: Any, tool: ToolSpec, *, seed: int = 0)
                     f"missing {tool.entity} key",
                     key.name,
                 )
+            if key is not None and tool.selects_row and not key.required:  # optional as documented
+                without = {k: v for k, v in args.items() if k != key.name}  # the schema lets it out
+                c.bad_call(s, without, ArgumentError, f"no {tool.entity} key given", key.name)
             if tool.kind in (ToolKind.create, ToolKind.update, ToolKind.action):
                 for p in tool.params:
                     if p.key or not p.field or not c.ent.field(p.field).ref:
