@@ -222,7 +222,8 @@ The vocabulary:
   update, delete, action (a state change guarded by `preconditions`, applying `effects`, e.g.
   cancel a booking only while its status is confirmed).
 - a tool's params map to fields of its entity (`field`); get/update/delete/action need exactly
-  one required param with `key: true` mapped to the primary key; every param of a list tool
+  one param with `key: true` mapped to the primary key, required unless the documentation marks
+  that body or query id optional (a call without it is then refused); every param of a list tool
   must map to a field and says how it filters with `op`.
 - an update documented as creating the row its key names none of is an upsert (`upsert: true`):
   its key param is then optional, as the documentation makes it.

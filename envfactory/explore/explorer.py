@@ -332,6 +332,9 @@ def _describe(t: ToolDraft, ents: dict[str, EntityDraft], finders: dict[str, str
             f"Create {'an' if h[:1] in 'aeiou' else 'a'} {h}, or change an existing one when {key} "
             f"names a stored {h}{where}; without {key} (or with a new one) the call creates the {h}."
         )
+    key_p = next((p for p in t.params if p.key), None)
+    if key_p is not None and not key_p.required and not t.upsert and t.kind not in ("create", "action"):
+        head += f" Give {key_p.name} to select the {h}; without it the call selects none."
     refs = []
     for p in t.params:
         f = ent.fields.get(p.field)

@@ -225,17 +225,30 @@ def _key_param(plan: OpPlan, ent: EntityDraft) -> ParamDraft:
         )
         if kname in ent.fields:
             kname = ent.pk
-    return ParamDraft(
-        kname,
-        ent.pk,
-        required=True,
-        key=True,
-        description=param_desc(
-            None if plan.bulk else next((p for p in plan.op.parameters if p.name == plan.key_param), None),
-            f"Id of the {human(ent.name)}"
-            + (" (the API's bulk endpoint, one row per call)." if plan.bulk else "."),
-        ),
+    required = not _documented_optional(plan)
+    desc = param_desc(
+        None if plan.bulk else next((p for p in plan.op.parameters if p.name == plan.key_param), None),
+        f"Id of the {human(ent.name)}"
+        + (" (the API's bulk endpoint, one row per call)." if plan.bulk else "."),
     )
+    if not required and not plan.upsert:  # optional as documented, yet it is what selects the row
+        desc = f"{desc.rstrip('.')}; without it no {human(ent.name)} is selected."
+    return ParamDraft(kname, ent.pk, required=required, key=True, description=desc)
+
+
+def _documented_optional(plan: OpPlan) -> bool:
+    """Whether the document marks the parameter that names the row optional: a body or query
+    parameter without ``required`` (Intercom ``PUT /visitors {id?, user_id?}``, Gmail
+    ``batchDelete {ids?}``), or a property the items of a bulk body leave optional (Discord
+    ``PATCH /guilds/{guild_id}/roles [{id?, position}]``). A path parameter is always required."""
+    kp = plan.key_param
+    if not kp:
+        return False
+    params = [p for p in plan.op.parameters if p.name == kp]
+    if params:
+        return all(p.location in ("body", "query") and not p.required for p in params)
+    props, req = documented_body(plan.op)
+    return kp in props and kp not in req
 
 
 def _parent_params(plan: OpPlan, ent: EntityDraft, ents: dict[str, EntityDraft]) -> list[ParamDraft]:

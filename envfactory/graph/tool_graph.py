@@ -254,7 +254,9 @@ def _add_nodes(g: nx.DiGraph, spec: EnvSpec) -> None:
                 tool=t.name,
                 param=p.name,
                 type=p.type.value,
-                required=p.required,
+                required=t.needs(
+                    p
+                ),  # what a call must pass (a row's key even where the document leaves it optional)
                 key=p.key,
                 field=p.field,
                 op=p.op,
@@ -263,7 +265,7 @@ def _add_nodes(g: nx.DiGraph, spec: EnvSpec) -> None:
                 entity=target,
                 description=p.description,
             )
-            g.add_edge(pid, t.name, edge="input", required=p.required)
+            g.add_edge(pid, t.name, edge="input", required=t.needs(p))
 
 
 def _add_strong_supplies(
@@ -353,7 +355,7 @@ def _add_state_edges(g: nx.DiGraph, spec: EnvSpec, ents: dict[str, EntitySpec]) 
         tent = ents[t.entity]
         needs: list[tuple[str, str | None]] = []  # (entity, fk param field or None for own row)
         for p in t.params:
-            if not p.required:
+            if not t.needs(p):
                 continue
             if p.key and t.kind != ToolKind.create:
                 needs.append((t.entity, None))
@@ -393,7 +395,7 @@ def _annotate_depth(g: nx.DiGraph, spec: EnvSpec) -> None:
             d = 0
             for p in t.params:
                 pid = f"{t.name}.{p.name}"
-                if not p.required or g.nodes[pid]["source"] == "user":
+                if not t.needs(p) or g.nodes[pid]["source"] == "user":
                     continue
                 producers = [u for u, _, a in g.in_edges(pid, data=True) if a["edge"] == "supplies"]
                 strong = [u for u in producers if g.edges[u, pid]["strength"] == "strong"]

@@ -81,14 +81,14 @@ class RandomWalkSampler:
         starts = [
             t
             for t in ctx.spec.tools
-            if all(ctx.source(t.name, p.name) == "user" for p in t.params if p.required)
+            if all(ctx.source(t.name, p.name) == "user" for p in t.params if t.needs(p))
         ]
         if not starts:
             raise SampleError(f"{ctx.name}: every tool needs an input that only another tool finds")
         tool = self.rng.choice(starts)
         facts: dict[str, Any] = {}
         steps: list[Step] = []
-        args = {p.name: self._value(ctx, tool, p, facts) for p in tool.params if p.required}
+        args = {p.name: self._value(ctx, tool, p, facts) for p in tool.params if tool.needs(p)}
         steps.append(Step(tool.name, args, [], "discover"))
         length = self.rng.randint(1, self.config.walk_max_len)
         while len(steps) < length:
@@ -107,7 +107,7 @@ class RandomWalkSampler:
             )
             args = {pname: [ref(i, *path)] if t.param(pname).op == "in" else ref(i, *path)}
             for p in t.params:
-                if p.required and p.name not in args:
+                if t.needs(p) and p.name not in args:
                     args[p.name] = self._value(ctx, t, p, facts)
             steps.append(Step(t.name, args, [i], "discover"))
         steps[-1].role = "goal"

@@ -75,9 +75,17 @@ class WriteKinds:
             if row is None:
                 raise NotFoundError(f"{t.name}: no {e.name} is stored", tool=t.name)
             return row
-        row = self._c.execute(e.sql_get, (a[t.key_arg],)).fetchone()
+        key = a.get(t.key_arg)
+        if key is None:  # a key the document marks optional: no row is selected, none is touched
+            what = e.name.replace("_", " ")
+            raise ArgumentError(
+                f"{t.name}: no {what} selected: give '{t.key_arg}'{self._finder_hint(e.name)}",
+                tool=t.name,
+                argument=t.key_arg,
+            )
+        row = self._c.execute(e.sql_get, (key,)).fetchone()
         if row is None:
-            raise self._not_found(t, e, a[t.key_arg], t.key_arg)
+            raise self._not_found(t, e, key, t.key_arg)
         return row
 
     def _names_stored_row(self, t: _Tool, a: dict[str, Any]) -> bool:

@@ -33,8 +33,10 @@ class ParamSpec(_Strict):
     ``field`` maps it to a column of the tool's entity. For ``list`` tools ``op`` says how
     it filters (``eq``, ranges, ``contains`` substring, ``in`` membership). For
     ``create``/``update`` the value is written to ``field``. For ``get``/``update``/
-    ``delete``/``action`` the parameter with ``key: true`` selects the row (an upsert's key may be
-    optional: a call without it creates a row).
+    ``delete``/``action`` the parameter with ``key: true`` selects the row. ``required`` is the
+    document's flag: a key the document marks optional (a body or query id) stays optional, and a
+    call without it is refused at run time ("no visitor selected"); an upsert's optional key
+    creates a row instead (``ToolSpec.needs`` says what a call that acts must pass).
     """
 
     name: str
@@ -186,6 +188,21 @@ class ToolSpec(_Strict):
         return None
 
     @property
+    def selects_row(self) -> bool:
+        """Whether the key parameter must name a stored row for a call to act: get, update,
+        delete and action tools with a key (not a create's chosen key, nor an upsert's)."""
+        return (
+            self.key_param is not None
+            and self.kind not in (ToolKind.create, ToolKind.list)
+            and not self.upsert
+        )
+
+    def needs(self, p: ParamSpec) -> bool:
+        """Whether a call that acts must pass ``p``: a required parameter, or the key of a tool that
+        selects a row (the document may mark it optional; without it the runtime refuses the call)."""
+        return p.required or (p.key and self.selects_row)
+
+    @property
     def writes(self) -> bool:
         return self.kind in (ToolKind.create, ToolKind.update, ToolKind.delete, ToolKind.action)
 
@@ -207,8 +224,6 @@ class ToolSpec(_Strict):
             raise ValueError(f"tool {self.name!r} has {len(keys)} key parameters; at most one is allowed")
         if self.upsert and (self.kind != ToolKind.update or not keys):
             raise ValueError(f"tool {self.name!r}: only an update with a key parameter can be an upsert")
-        if keys and self.kind != ToolKind.create and not self.upsert and not keys[0].required:
-            raise ValueError(f"tool {self.name!r}: key parameter {keys[0].name!r} must be required")
         if self.page_size < 1 or self.max_page_size < self.page_size:
             raise ValueError(f"tool {self.name!r}: need 1 <= page_size <= max_page_size")
         return self

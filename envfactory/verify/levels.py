@@ -251,14 +251,12 @@ def check_tool_l1(expected: EnvSpec, env: Any, tool: ToolSpec, *, seed: int = 0)
         with env.new_session() as s:
             args = c.args(s)
             key = tool.key_param
-            if key is not None and tool.kind != ToolKind.create and not tool.upsert:
-                c.bad_call(
-                    s,
-                    {**args, key.name: _missing_key(key.type)},
-                    NotFoundError,
-                    f"missing {tool.entity} key",
-                    key.name,
-                )
+            if key is not None and tool.selects_row:
+                missing = {**args, key.name: _missing_key(key.type)}
+                c.bad_call(s, missing, NotFoundError, f"missing {tool.entity} key", key.name)
+                if not key.required:  # optional as documented: the schema lets a call leave it out
+                    without = {k: v for k, v in args.items() if k != key.name}
+                    c.bad_call(s, without, ArgumentError, f"no {tool.entity} key given", key.name)
             if tool.kind in (ToolKind.create, ToolKind.update, ToolKind.action):
                 for p in tool.params:
                     if p.key or not p.field or not c.ent.field(p.field).ref:

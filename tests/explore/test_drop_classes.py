@@ -305,7 +305,8 @@ def test_a_put_of_rows_documented_as_creating_them_is_a_create_one_row_per_call(
 
 def test_a_body_key_under_a_parent_s_path_is_no_repeat_of_the_path():
     # Discord PATCH /guilds/{guild_id}/channels [{id, position}] (channel positions): the tool's key
-    # is a channel's id, from the body, which the document marks optional; it still disagrees
+    # is a channel's id, from the body, which the document marks optional; the tool keeps it optional,
+    # and the count does not excuse a required one as a repeat of the path
     from envfactory.explore import build_fidelity
 
     channel = {"type": "object", "properties": {"id": {"type": "string"}, "position": {"type": "integer"}}}
@@ -322,6 +323,10 @@ def test_a_body_key_under_a_parent_s_path_is_no_repeat_of_the_path():
     }
     doc = openapi(paths)
     res = explore(doc, domain="d")
+    fid = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).documents[0]
+    tool = next(t for e in res.envs for t in e.tools if t.name == "update_channel")
+    assert not tool.key_param.required and fid.required_checked == fid.required_agree, fid.disagreements
+    tool.key_param.required = True
     fid = build_fidelity([doc], res.excluded, res.envs, res.envs, {}, {}, res.origins).documents[0]
     assert fid.disagreements == [
         "PATCH /guilds/{guild_id}/channels: 'id' is optional in the document, required in update_channel"

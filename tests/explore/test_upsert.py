@@ -100,4 +100,6 @@ def test_a_bulk_set_whose_items_can_be_made_without_an_id_is_an_upsert():
     put = tools["PUT /applications/{application_id}/commands"]
     assert put.upsert and not put.key_param.required
     patch = tools["PATCH /guilds/{guild_id}/roles"]
-    assert not patch.upsert and patch.key_param.required
+    assert (
+        not patch.upsert and not patch.key_param.required
+    )  # optional as documented: it selects, never creates

@@ -173,3 +173,22 @@ def test_domain_graph_prefixes_nodes_per_environment():
     )
     assert g.has_edge("outlet/search_customers.email", "store/search_customers.email")
     assert graph_to_json(g)["graph"]["envs"] == ["store", "outlet"]
+
+
+def test_a_key_the_document_marks_optional_is_still_an_input_each_call_needs():
+    # (Intercom PUT /visitors {id?}: the tool keeps the key optional; a call without it selects no row)
+    spec = shop_spec()
+    for t in spec.tools:
+        if t.name in ("get_order", "pay_order", "refund_order"):
+            t.key_param.required = False
+    g, plain = build_tool_graph(spec), build_tool_graph(shop_spec())
+
+    def view(graph):
+        return (
+            {(u, v) for u, v, a in graph.edges(data=True) if a["edge"] == "state"},
+            {n: a["depth"] for n, a in graph.nodes(data=True) if a["node"] == "tool"},
+            {n: a["required"] for n, a in graph.nodes(data=True) if a["node"] == "param"},
+        )
+
+    assert view(g) == view(plain)
+    assert g.nodes["pay_order.order_id"]["required"] is True

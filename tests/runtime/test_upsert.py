@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from envfactory.errors import ArgumentError, NotFoundError, SpecError
+from envfactory.runtime import Environment
 from envfactory.spec import EnvSpec
 
 from ..verify.test_upsert import SPEC, _env
@@ -35,10 +36,17 @@ def test_an_upsert_updates_a_stored_row_and_creates_one_it_does_not_name():
         assert s.state_hash() == h != before
 
 
-def test_only_an_update_with_a_key_may_be_an_upsert_and_only_an_upsert_has_an_optional_key():
+def test_only_an_update_with_a_key_may_be_an_upsert():
     bad = {**SPEC, "tools": [{**SPEC["tools"][2], "kind": "create"}]}
     with pytest.raises((ValueError, SpecError), match="only an update with a key parameter can be an upsert"):
         EnvSpec.model_validate(bad)
+
+
+def test_a_plain_update_with_an_optional_key_refuses_a_call_without_it_where_an_upsert_creates():
     plain = {**SPEC, "tools": [{**SPEC["tools"][2], "upsert": False}]}
-    with pytest.raises((ValueError, SpecError), match="must be required"):
-        EnvSpec.model_validate(plain)
+    env = Environment.from_spec(EnvSpec.model_validate(plain))
+    with env.new_session() as s:
+        before = s.state_hash()
+        with pytest.raises(ArgumentError, match="no attribute value selected: give 'id'"):
+            s.call("upsert_attribute_value", {"customer_id": 2, "attribute_id": 7, "value": "a"})
+        assert s.state_hash() == before
