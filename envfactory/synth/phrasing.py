@@ -393,12 +393,16 @@ def describe(
             when = " " + event_phrase(verb, say_value(ft, f, v, clock_year(spec), rng), rng)
         elif rng is not None and not named and own_name(spec, entity, f) and rng.random() < 0.7:
             named = rng.choice(paraphrases("named")).format(val=say_value(ft, f, v))
-        elif rng is not None and isinstance(v, str) and _SELF_EVIDENT.match(v) and rng.random() < 0.85:
-            # an email, a web address or a domain says what it is: 'the app clark.org'
-            if not named and rng.random() < 0.5:
-                named = f" {v}"
-            else:
-                rest.append(say_value(ft, f, v))
+        elif (
+            rng is not None
+            and not named
+            and isinstance(v, str)
+            and _SELF_EVIDENT.match(v)
+            and rng.random() < 0.8
+        ):
+            named = f" {v}"  # an email, a web address or a domain says what it is: 'the app clark.org'
+        elif rng is not None and isinstance(v, str) and _SELF_EVIDENT.match(v) and rng.random() < 0.5:
+            rest.append(say_value(ft, f, v))
         else:
             rest.append(fact_phrase(spec, entity, f, v, rng))
     if rng is not None and article == "the" and not is_person_entity(spec.entity(entity)):
