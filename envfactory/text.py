@@ -47,6 +47,8 @@ __all__ = [
     "format_answer",
     "format_plain",
     "format_date",
+    "date_forms",
+    "DATE_STYLES",
     "format_value",
 ]
 
@@ -374,29 +376,71 @@ def format_plain(v: Any) -> str:
 _ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
 
 
-def format_date(v: str, *, with_time: bool = False, this_year: int | None = None) -> str | None:
+# How people write one date ("June 3, 2026 at 17:15" is the first): day first, an ordinal day, the
+# time first, a 12-hour clock. ``date_forms`` lists every one, so a checker finds a value in any.
+DATE_STYLES = ("mdy", "dmy", "ordinal", "time_first", "clock12", "comma")
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def format_date(
+    v: str, *, with_time: bool = False, this_year: int | None = None, style: str = "mdy"
+) -> str | None:
     """ "2026-06-03T17:15:00" -> "June 3, 2026 at 17:15" (time only ``with_time`` and not midnight;
     the year left out when it is ``this_year``, as people say dates of the current year); None when
-    ``v`` does not start with an ISO date."""
+    ``v`` does not start with an ISO date. ``style`` (one of ``DATE_STYLES``): "3 June 2026 at 17:15",
+    "June 3rd, 2026 at 17:15", "17:15 on June 3, 2026", "June 3, 2026 at 5:15 pm", "June 3, 2026, 17:15"."""
     m = _ISO.match(v)
     if not m:
         return None
     y, mo, d, hh, mm = m.groups()
-    s = f"{english().months[int(mo) - 1]} {int(d)}"
-    if this_year is None or int(y) != this_year:
-        s += f", {y}"
-    if with_time and hh is not None and (hh, mm) != ("00", "00"):
-        s += f" at {hh}:{mm}"
-    return s
+    month, day = english().months[int(mo) - 1], int(d)
+    year = this_year is None or int(y) != this_year
+    if style == "dmy":
+        s = f"{day} {month}" + (f" {y}" if year else "")
+    else:
+        s = f"{month} {_ordinal(day) if style == 'ordinal' else day}" + (f", {y}" if year else "")
+    if not (with_time and hh is not None and (hh, mm) != ("00", "00")):
+        return s
+    if style == "time_first":
+        return f"{hh}:{mm} on {s}"
+    if style == "clock12":
+        h = int(hh) % 12 or 12
+        return f"{s} at {h}:{mm} {'am' if int(hh) < 12 else 'pm'}"
+    if style == "comma":
+        return f"{s}, {hh}:{mm}"
+    return f"{s} at {hh}:{mm}"
+
+
+@lru_cache(maxsize=16384)
+def date_forms(v: str) -> frozenset[str]:
+    """Every way ``format_date`` writes an ISO date or time: each style, with and without its year
+    and its time (empty when ``v`` is not one)."""
+    m = _ISO.match(v)
+    if not m:
+        return frozenset()
+    own = int(m.group(1))
+    out = set()
+    for style in DATE_STYLES:
+        for year in (None, own):
+            for timed in (False, True):
+                said = format_date(v, with_time=timed, this_year=year, style=style)
+                if said is not None:
+                    out.add(said)
+    return frozenset(out)
 
 
 _ISO_WHEN = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?)?$")
 
 
-def format_value(kind: str | None, name: str, v: Any, this_year: int | None = None) -> str:
-    """A field's value as a person says it: dates spelled out (without ``this_year``), money with a
-    $, enum values in words. ``kind``: the field type's name; ``name``: the field name (money is
-    recognised by it)."""
+def format_value(
+    kind: str | None, name: str, v: Any, this_year: int | None = None, date_style: str = "mdy"
+) -> str:
+    """A field's value as a person says it: dates spelled out (without ``this_year``, in
+    ``date_style``), money with a $, enum values in words. ``kind``: the field type's name; ``name``:
+    the field name (money is recognised by it)."""
     if v is None or (isinstance(v, list) and not v):
         return "none"
     if isinstance(v, list) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
@@ -404,12 +448,12 @@ def format_value(kind: str | None, name: str, v: Any, this_year: int | None = No
     if isinstance(v, bool):
         return "yes" if v else "no"
     if kind in ("date", "datetime") and isinstance(v, str):
-        said = format_date(v, with_time=kind == "datetime", this_year=this_year)
+        said = format_date(v, with_time=kind == "datetime", this_year=this_year, style=date_style)
         if said is not None:
             return said
     if kind in (None, "string") and isinstance(v, str) and _ISO_WHEN.match(v):
         # a time the document types as a plain string ('2026-04-17T05:06:00') is still said as one
-        said = format_date(v, with_time="T" in v or " " in v, this_year=this_year)
+        said = format_date(v, with_time="T" in v or " " in v, this_year=this_year, style=date_style)
         if said is not None:
             return said
     if isinstance(v, (int, float)):

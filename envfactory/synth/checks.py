@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import RuntimeToolError
 from ..reward import normalize_text, score_trajectory
 from ..spec import EnvSpec, Task, ToolKind
-from ..text import format_answer, format_plain
+from ..text import date_forms, format_answer, format_plain
 from .decontam import DEFAULT_THRESHOLD, NgramIndex
 from .invariants import (
     GoldView,
@@ -135,6 +135,8 @@ def _value_forms(spec: EnvSpec | None, entity: str | None, fname: str, v: Any) -
         ft = ftype(spec, entity, fname)
         forms.add(normalize_text(say_value(ft, fname, v)))
         forms.add(normalize_text(say_value(ft, fname, v, clock_year(spec))))
+    if isinstance(v, str):
+        forms |= {normalize_text(d) for d in date_forms(v)}  # a date in any of the ways it is written
     return {f for f in forms if f}
 
 

@@ -22,6 +22,7 @@ from .phrasing import (
     id_like,
     is_person_entity,
     label,
+    own_name,
     say_value,
     spoken_label,
     usable,
@@ -62,9 +63,22 @@ def _write_values(r: _Realizer, t: Any, st: Any, hidden: dict[str, Any], *, to: 
     ``tool.param#n``, matched on the call's own value, so two calls of one tool never mix)
     and not held back. ``to``: phrase as a new value ("email to ann@x.org").
     """
+    bits = []
+    for f, ft, arg in _said_values(r, t, st, hidden):
+        if to:
+            bits.append(
+                f"{spoken_label(r.spec, t.entity, f, r.rng)} to {say_value(ft, f, arg, clock_year(r.spec), r.rng)}"
+            )
+        else:
+            bits.append(value_phrase(r.spec, t.entity, f, arg, ft, r.rng))
+    return bits
+
+
+def _said_values(r: _Realizer, t: Any, st: Any, hidden: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(field, field type, value) of each literal value of this call the user states."""
     facts = r.param_facts.get(st.tool, [])
     kp = t.key_param.name if t.key_param else None
-    bits = []
+    out = []
     for pname, arg in st.args.items():
         if pname == kp or is_ref(arg):
             continue
@@ -76,14 +90,18 @@ def _write_values(r: _Realizer, t: Any, st: Any, hidden: dict[str, Any], *, to: 
         except KeyError:
             continue
         f = p.field or pname
-        ft = ftype(r.spec, t.entity, f) or p.type
-        if to:
-            bits.append(
-                f"{spoken_label(r.spec, t.entity, f, r.rng)} to {say_value(ft, f, arg, clock_year(r.spec))}"
-            )
-        else:
-            bits.append(value_phrase(r.spec, t.entity, f, arg, ft, r.rng))
-    return bits
+        out.append((f, ftype(r.spec, t.entity, f) or p.type, arg))
+    return out
+
+
+def _rename(r: _Realizer, t: Any, st: Any, obj: str) -> str | None:
+    """'rename my plan Spring offer to Summer offer': an update that sets only what the row is called."""
+    said = _said_values(r, t, st, {})
+    if len(said) != 1 or not own_name(r.spec, t.entity, said[0][0]) or not isinstance(said[0][2], str):
+        return None
+    if r.rng.random() >= 0.6:
+        return None
+    return r.rng.choice(paraphrases("rename_forms")).format(obj=obj, val=said[0][2])
 
 
 def _verb(tool_name: str, rng: random.Random) -> str:
@@ -158,6 +176,9 @@ def _goal_phrase(
             return s + ref, [format_answer(out[pk])]
         return s, []
     if t.kind == ToolKind.update:
+        renamed = None if new_refs else _rename(r, t, st, obj)
+        if renamed is not None:
+            return renamed, []
         vals = _write_values(r, t, st, {}, to=True)
         for pname, desc in new_refs.items():
             p = t.param(pname)

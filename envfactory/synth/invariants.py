@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..spec import EnvSpec, FieldType, ToolKind, account_key, names_row, states_value
-from ..text import format_answer
+from ..text import date_forms, format_answer
 from .phrasing import ftype, id_like, parse_fact_key, say_value
 
 __all__ = [
@@ -72,6 +72,7 @@ def value_forms(v: Any, ft: Any = None, fname: str = "") -> set[str]:
             pass
     if isinstance(v, str) and re.fullmatch(r"\d{4}-\d\d-\d\d(T.*)?", v):
         out.add(v[:10])
+        out |= date_forms(v)  # every way the realizer writes it ('3 June 2026', 'June 3rd', '5:15 pm')
         if ft is not None:  # a date of the current year, said without it ('June 3 at 10:00')
             out.add(say_value(ft, fname, v, int(v[:4])))
             out.add(say_value(FieldType.date, fname, v[:10], int(v[:4])))

@@ -43,6 +43,9 @@ __all__ = [
     "spoken_label",
     "doc_noun",
     "sayable_noun",
+    "event_verb",
+    "event_phrase",
+    "own_name",
 ]
 
 
@@ -138,9 +141,19 @@ def doc_noun(spec: EnvSpec, entity: str) -> str | None:
     return " ".join(w if w.isupper() else w.lower() for w in words)
 
 
-def say_value(ft: FieldType | None, fname: str, v: Any, this_year: int | None = None) -> str:
-    """``format_value`` for a field of type ``ft`` (a date of ``this_year`` said without it)."""
-    return format_value(ft.value if ft is not None else None, fname, v, this_year)
+def say_value(
+    ft: FieldType | None, fname: str, v: Any, this_year: int | None = None, rng: random.Random | None = None
+) -> str:
+    """``format_value`` for a field of type ``ft`` (a date of ``this_year`` said without it); with
+    ``rng``, a date is written in one of the ways people write dates ("3 June", "June 3rd", a
+    12-hour clock), all of which a checker reads (``text.date_forms``)."""
+    style = "mdy"
+    if rng is not None and isinstance(v, str) and _ISO_START.match(v):
+        style = rng.choice(paraphrases("date_styles"))
+    return format_value(ft.value if ft is not None else None, fname, v, this_year, style)
+
+
+_ISO_START = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def clock_year(spec: EnvSpec | None) -> int | None:
@@ -247,24 +260,64 @@ def value_phrase(
     at 10:00"; with ``rng``, in one of several orders ("June 3, 2026 as the pickup time")."""
     f = english().fields
     ft = ft or ftype(spec, entity, fname)
-    val = quoted(spec, entity, fname, say_value(ft, fname, v, clock_year(spec)))
+    val = quoted(spec, entity, fname, say_value(ft, fname, v, clock_year(spec), rng))
     lab = spoken_label(spec, entity, fname, rng)
     count = count_phrase(fname, v)
     if count is not None:
         return count
     if ft == FieldType.enum or (isinstance(v, str) and lab and fname in f.kind_fields):
         if fname in f.state_fields:
-            return f"status {val}"
+            return rng.choice(paraphrases("status_forms")).format(val=val) if rng else f"status {val}"
         if lab and lab.split()[-1] in val.split():
             return val  # 'star alliance', not 'star alliance alliance'
         if val in f.null_words:
             return f"no {lab}"
         return f"{val} {lab}"
-    if ft in (FieldType.date, FieldType.datetime) and fname in f.event_times:
-        return f"{fname.split('_')[0]} on {val}"
+    verb = event_verb(fname, ft)
+    if verb is not None and (rng is not None or fname in f.event_times):
+        return event_phrase(verb, val, rng)
+    if rng is not None and lab.endswith(" name") and _role(spec, entity, fname) == FieldRole.person_name:
+        if rng.random() < 0.6:
+            return f"{lab[: -len(' name')]} {val}"  # 'patient Ann Lee', not always 'patient name Ann Lee'
     if rng is not None and lab:
         return rng.choice(paraphrases("value_forms")).format(lab=lab, val=val)
     return f"{lab} {val}"
+
+
+_PAST = frozenset({"paid", "sent", "made", "built", "held", "won", "lost"})
+_STAMP_TAIL = frozenset({"at", "on", "date", "time", "timestamp"})
+
+
+def event_verb(fname: str, ft: FieldType | None) -> str | None:
+    """The past participle a date field is named for ('created' for ``created_at`` and
+    ``creation_date``, 'paid' for ``paid_at``): a person says "paid on June 3", not "paid time June 3".
+    None for other fields (a due date, a start time, a multi-word name)."""
+    if ft not in (FieldType.date, FieldType.datetime):
+        return None
+    words = fname.lower().split("_")
+    while len(words) > 1 and words[-1] in _STAMP_TAIL:
+        words = words[:-1]
+    if len(words) != 1:
+        return None
+    w = "created" if words[0] == "creation" else words[0]
+    return w if (w.endswith("ed") and len(w) > 3) or w in _PAST else None
+
+
+def event_phrase(verb: str, val: str, rng: random.Random | None = None) -> str:
+    """'created on June 3', 'made at 17:05 on June 3', 'from June 3, 2025' (``val``: the date said)."""
+    forms = paraphrases("event_forms")
+    table = forms.get(verb, forms["*"])
+    form = rng.choice(table) if rng is not None else table[0]
+    on = "at" if val[:1].isdigit() else "on"  # 'at 17:05 on June 3', 'on 3 June'
+    return form.format(verb=verb, on=on, val=val)
+
+
+def _role(spec: EnvSpec, entity: str, fname: str) -> FieldRole | None:
+    try:
+        ent = spec.entity(entity)
+        return ent.role_of(ent.field(fname))
+    except KeyError:
+        return None
 
 
 def quoted(spec: EnvSpec, entity: str, fname: str, val: str) -> str:
@@ -317,6 +370,7 @@ def describe(
     adjs: list[str] = []
     named = ""  # a row's own name, said right after its noun ('the course Biology 101')
     post: list[str] = []  # at most one yes/no field said after the noun ('that isn't raw')
+    when = ""  # a date the row is named for, said after the noun ('the order made on June 3')
     place: list[tuple[int, str]] = []
     rest: list[str] = []
     seen_fields: set[str] = set()
@@ -335,10 +389,20 @@ def describe(
                 post.append(form.format(lab=label(spec, entity, f)))
         elif f in places:
             place.append((places.index(f), say_value(ft, f, v, clock_year(spec))))
-        elif rng is not None and not named and _own_name(spec, entity, f) and rng.random() < 0.7:
+        elif rng is not None and not when and (verb := event_verb(f, ft)) is not None:
+            when = " " + event_phrase(verb, say_value(ft, f, v, clock_year(spec), rng), rng)
+        elif rng is not None and not named and own_name(spec, entity, f) and rng.random() < 0.7:
             named = rng.choice(paraphrases("named")).format(val=say_value(ft, f, v))
+        elif (
+            rng is not None
+            and not named
+            and isinstance(v, str)
+            and _SELF_EVIDENT.match(v)
+            and rng.random() < 0.8
+        ):
+            named = f" {v}"  # an email, a web address or a domain says what it is: 'the app clark.org'
         elif rng is not None and isinstance(v, str) and _SELF_EVIDENT.match(v) and rng.random() < 0.5:
-            rest.append(say_value(ft, f, v))  # an email, a web address or a domain says what it is
+            rest.append(say_value(ft, f, v))
         else:
             rest.append(fact_phrase(spec, entity, f, v, rng))
     if rng is not None and article == "the" and not is_person_entity(spec.entity(entity)):
@@ -348,7 +412,7 @@ def describe(
     s = f"{article} {' '.join(adjs) + ' ' if adjs else ''}{noun}{named}"
     if place:
         s += " in " + ", ".join(p for _, p in sorted(place))
-    s += "".join(post)
+    s += when + "".join(post)
     if rest:
         if rng is not None:
             rng.shuffle(rest)
@@ -363,7 +427,7 @@ def describe(
     return s.strip()
 
 
-def _own_name(spec: EnvSpec, entity: str, fname: str) -> bool:
+def own_name(spec: EnvSpec, entity: str, fname: str) -> bool:
     """Whether ``fname`` is what a row of ``entity`` is called (its display field, a title or an
     organisation's name), so a person says it as a name rather than as 'name X'."""
     try:
