@@ -94,9 +94,10 @@ def _field_for_stem(ent: EntityDraft, stem: str) -> str | None:
     return None
 
 
-_CONTROL_NAME = re.compile(r"^(show|include|always|hide|with|expand|return|fetch)_|_token$")
+_CONTROL_NAME = re.compile(r"^(show|include|always|hide|with|expand|return|fetch)_|_token$|^(all|refresh)$")
 _CONTROL_DESC = re.compile(
-    r"\bwhether to (include|expand|show|return|hide)\b|\b(used|included|returned|to include) in the (response|result)",
+    r"\bwhether to (include|expand|show|return|hide)\b|\b(used|included|returned|to include) in the (response|result)"
+    r"|\bto fetch all\b",
     re.I,
 )
 
@@ -105,7 +106,7 @@ def request_control(p: Parameter, ent: EntityDraft) -> bool:
     """A query argument that shapes the answer rather than naming rows: Calendar's ``showDeleted``
     ("Whether to include deleted events"), ``singleEvents`` ("Whether to expand recurring events"),
     ``alwaysIncludeEmail``, ``maxAttendees`` ("... attendees to include in the response"),
-    ``syncToken``. It filters no field, and no field is made for it (a documented field of that
+    ``syncToken``; Traccar's ``all`` ("... to fetch all entities") and ``refresh`` flags. It filters no field, and no field is made for it (a documented field of that
     name is still filtered)."""
     n = snake(p.name)
     if n in ent.fields:

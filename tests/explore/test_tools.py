@@ -38,6 +38,9 @@ def test_request_controls_are_no_filters_and_no_fields():
         ),
         _q("syncToken", {"type": "string"}, "Token obtained from the nextSyncToken field."),
         _q("timeZone", {"type": "string"}, "Time zone used in the response. Optional."),
+        # Traccar 5.6 GET /devices, /drivers, /commands ...: flags of the request, not of a row
+        _q("all", {"type": "boolean"}, "Can only be used by admins or managers to fetch all entities"),
+        _q("refresh", {"type": "boolean"}, ""),
         _q("status", {"type": "string"}, "Only events with this status."),
     ]
     listing = {"type": "object", "properties": {"items": {"type": "array", "items": ref("Event")}}}
@@ -49,4 +52,6 @@ def test_request_controls_are_no_filters_and_no_fields():
     tool = next(t for e in res.envs for t in e.tools if t.kind.value == "list")
     assert [p.name for p in tool.params] == ["calendar_id", "status"]
     fields = {f.name for e in res.envs for x in e.entities if x.name == "event" for f in x.fields}
-    assert not fields & {"show_deleted", "single_events", "always_include_email", "sync_token", "time_zone"}
+    assert not fields & {
+        "show_deleted", "single_events", "always_include_email", "sync_token", "time_zone", "all", "refresh"
+    }  # fmt: skip
