@@ -254,6 +254,8 @@ def test_the_data_file_loads_and_phrase_tables_are_well_formed():
     assert all("{req}" in a for style in styles for a in text.paraphrases("asks")[style])
     assert all(
         {"{verb}", "{vals}", "{obj}"} <= set(re.findall(r"\{\w+\}", f))
+        # the row before its new values ('change the price to 5 of the plan X' misreads)
+        and f.index("{obj}") < f.index("{vals}")
         for f in text.paraphrases("update_forms")
     )
     # nothing in the word lists is a YAML surprise (an unquoted "no" read as False)

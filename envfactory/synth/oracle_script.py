@@ -181,7 +181,9 @@ class _Script:
         self.msgs.append(ChatMessage.assistant(self.rng.choice(phrases("oracle_ask")).format(names=names)))
         self.revealed.update(keys)
 
-    def step_text(self, i: int, first: bool) -> str:
+    def step_text(self, i: int, first: bool) -> tuple[str, str]:
+        """The words before a step's call, as (words, arguments said): the arguments are said apart
+        so that a call sent with a mistake is narrated with what it really sends."""
         step = self.task.gold[i]
         t = self.env.spec.tool(step.tool)
         purpose = _purpose(t.description)
@@ -189,13 +191,14 @@ class _Script:
             # 'First I'll ...' opens a turn and 'Next, I'll ...' follows a step, never the other way round
             skip = "Next" if first else "First"
             options = [o for o in phrases("oracle_purpose") if not o.startswith(skip)]
-            text = self.rng.choice(options).format(what=purpose) + _say_args(step.args) + "."
+            text = self.rng.choice(options).format(what=purpose)
+            return ((self.rng.choice(phrases("oracle_first")) + text) if first else text), "args"
         else:
             verb = " ".join(_words(step.tool).split()[:2])
             text = self.rng.choice(phrases("oracle_before")[t.kind.value]).format(
                 ent=_words(t.entity), ents=plural(_words(t.entity)), verb=verb
             )
-        return (self.rng.choice(phrases("oracle_first")) + text) if first else text
+        return ((self.rng.choice(phrases("oracle_first")) + text) if first else text), ""
 
     def run_step(self, i: int, first: bool) -> None:
         step = self.task.gold[i]
@@ -211,20 +214,22 @@ class _Script:
             if not match_asked_facts(c, self.keys):  # a confirmation the user could read as naming a fact
                 self.msgs.append(ChatMessage.assistant(c))
                 first = False
-        text = self.step_text(i, first)
+        text, said = self.step_text(i, first)
         if self.recover:
             bad = wrong_form(self.env, step.tool, step.args, self.rng)
             if bad is not None:
                 self.recover = False
                 args, arg, message, kind = bad
-                self.call(text, step.tool, args, weight=0)  # the mistake is not for learning
+                # narrated with the arguments it sends (not 'with app id 17' for a call without it)
+                sent = text + (_say_args(args) + "." if said else "")
+                self.call(sent, step.tool, args, weight=0)  # the mistake is not for learning
                 key = "oracle_recover" if kind == "form" else "oracle_recover_missing"
                 fix = self.rng.choice(phrases(key)).format(
                     arg=_words(arg), value=_sent(step.args[arg]), why=message.split(": ", 1)[-1]
                 )
                 self.call(fix, step.tool, step.args)
                 return
-        self.call(text, step.tool, step.args)
+        self.call(text + (_say_args(step.args) + "." if said else ""), step.tool, step.args)
 
     def close(self, steps: list[int], answers: list[str], last: bool) -> None:
         goal_steps = [i for i in steps if self.task.gold[i].role == "goal"]
@@ -235,7 +240,7 @@ class _Script:
         wrote = s is not None and self.env.spec.tool(s.tool).writes
         text = self.rng.choice(phrases("oracle_done" if wrote else "oracle_done_read")).format(done=done)
         if facts:
-            text += " " + self.rng.choice(phrases("oracle_facts")).format(facts="; ".join(facts))
+            text += " " + self.rng.choice(phrases("oracle_facts")).format(facts=_and(facts))
         if last:
             text += self.recap(answers)
         self.said.extend(answers)
@@ -248,10 +253,10 @@ class _Script:
         out = ""
         if rest:
             out += " " + self.rng.choice(phrases("oracle_facts")).format(
-                facts="; ".join(_state_fact(f, self.task.gold) for f in rest)
+                facts=_and([_state_fact(f, self.task.gold) for f in rest])
             )
         if earlier and len(self.task.subgoals) > 1:
-            out += " To recap: " + "; ".join(_state_fact(f, self.task.gold) for f in earlier) + "."
+            out += " To recap: " + _and([_state_fact(f, self.task.gold) for f in earlier]) + "."
         return out
 
     def decline(self, what: str) -> None:
@@ -340,6 +345,10 @@ def _summary(env: Any, tool: str, output: Any, args: dict[str, Any] | None = Non
     if isinstance(output, dict):
         pk = env.spec.entity(t.entity).primary_key
         bits = [f"{ent} {format_plain(output[pk])}" if pk in output else f"the {ent}"]
+        if (
+            not t.writes and pk in output
+        ):  # a look-up: 'hotel HT00192 is the one you mean', not 'hotel HT00192.'
+            return f"{bits[0]} is the one you mean"
         state = next((f for f in english().fields.state_fields if output.get(f) is not None), None)
         # A status is news only when the call is what set it (an action, or a write that names it);
         # after a read or an unrelated edit nobody asked for it (an asked field is in the facts).
@@ -352,7 +361,7 @@ def _summary(env: Any, tool: str, output: Any, args: dict[str, Any] | None = Non
 
 
 def _state_fact(fact: str, gold: list[Any]) -> str:
-    """'booking id: BK00012' when a gold output holds the fact under a key, '3 in all' when it is the
+    """'the booking id is BK00012' when a gold output holds the fact under a key, '3 in all' when it is the
     number of rows a look-up found (not 'id: 3' because some row's id happens to be 3), else the fact."""
     for step in reversed(gold):
         out = step.output
@@ -372,5 +381,10 @@ def _state_fact(fact: str, gold: list[Any]) -> str:
     # a quantity of 1 is not labelled 'id' because some row's id is 1: a key that is no id first
     plain = [k for k in keys if k != "id" and not k.endswith("_id")]
     if plain or keys:
-        return f"{_words((plain or keys)[0])}: {fact}"
+        return f"the {_words((plain or keys)[0])} is {fact}"
     return fact
+
+
+def _and(facts: list[str]) -> str:
+    """'the country is X and the rating is 2.9', not a list of 'label: value' pairs."""
+    return facts[0] if len(facts) == 1 else ", ".join(facts[:-1]) + " and " + facts[-1]

@@ -141,7 +141,7 @@ def test_a_model_error_is_a_failed_rollout_not_a_crash(env, tasks):
 def test_recoveries_vary_between_a_value_in_a_wrong_form_and_a_value_left_out(env, tasks):
     import json as _json
 
-    kinds = set()
+    kinds, narrated = set(), 0
     for t in tasks:
         tr = run_rollout(t, env, policy=OraclePolicy(recover_rate=1.0))
         msgs = tr.messages
@@ -151,4 +151,10 @@ def test_recoveries_vary_between_a_value_in_a_wrong_form_and_a_value_left_out(en
                 good = _json.loads(msgs[i + 1]["tool_calls"][0]["function"]["arguments"])
                 kinds.add("missing" if set(good) - set(bad) else "form")
                 assert tr.reward.reward == 1.0  # the retry is the gold call: the reward stays exact
-    assert kinds == {"form", "missing"}
+                # the mistaken call is narrated with what it sends: not 'with customer id C1' when
+                # the call leaves the customer id out
+                said = msgs[i - 1]["content"].lower()
+                for k in set(good) - set(bad):
+                    narrated += 1
+                    assert f"{k.replace('_', ' ')} {str(good[k]).lower()}" not in said, said
+    assert kinds == {"form", "missing"} and narrated

@@ -148,8 +148,8 @@ def test_a_value_found_is_labelled_by_the_field_that_holds_it_not_by_an_id_that_
     gold = [SimpleNamespace(output={"items": [{"id": 1, "quantity": 1, "amount": 310}]})]
     assert _state_fact("1", gold) == "1 in all"  # one row found: a count
     gold = [SimpleNamespace(output={"id": 1, "quantity": 1, "amount": 310})]
-    assert _state_fact("1", gold) == "quantity: 1"
-    assert _state_fact("310", gold) == "amount: 310"
+    assert _state_fact("1", gold) == "the quantity is 1"
+    assert _state_fact("310", gold) == "the amount is 310"
 
 
 def test_an_answer_after_a_look_up_opens_with_words_for_a_look_up():
