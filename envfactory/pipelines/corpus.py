@@ -215,7 +215,8 @@ def _limit_cpu(cpu_s: float | None) -> None:
 
     Off the main thread (no signal handler can be set there) a watcher thread ends the process.
     """
-    global _CPU_LIMIT
+    global _CPU_LIMIT, _CPU_STOPPED
+    _CPU_STOPPED = False
     if cpu_s is None:
         _CPU_LIMIT = None
         return
@@ -230,6 +231,8 @@ def _limit_cpu(cpu_s: float | None) -> None:
         return
 
     def over(signum: int, frame: Any) -> None:
+        if _CPU_STOPPED:  # a signal that was pending when the build ended: no new timer
+            return
         signal.setitimer(signal.ITIMER_PROF, 0.05)  # again, until the worker is done
         raise _CpuBudgetExceeded(_cpu_reason(cpu_s))
 
@@ -251,11 +254,21 @@ def _cpu_spent() -> str | None:
     return _cpu_reason(_CPU_LIMIT[1])
 
 
+_CPU_STOPPED = False
+
+
 def _stop_cpu_timer() -> None:
+    """No more SIGPROF: the flag first (a pending handler then neither raises nor re-arms the timer,
+    which would kill the process with SIGPROF's default action once the interpreter resets it at
+    exit), then the timer, then the signal ignored. The handler may still raise once, before the
+    flag is set: callers call this again from their ``except _CpuBudgetExceeded``."""
+    global _CPU_STOPPED
+    _CPU_STOPPED = True
     if _CPU_LIMIT is not None and threading.current_thread() is threading.main_thread():
         import signal
 
         signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, signal.SIG_IGN)
 
 
 def _watch_cpu(limit: float) -> None:
@@ -325,6 +338,7 @@ def build_job(job: dict[str, Any]) -> dict[str, Any]:
         if spent:
             msg = {"status": "failed", "reason": spent}
     except _CpuBudgetExceeded as e:
+        _stop_cpu_timer()
         msg = {"status": "failed", "reason": str(e)}
     return {**msg, "seconds": time.perf_counter() - t0}
 
@@ -412,7 +426,7 @@ def _poll(run: _Running, budget: Budget, now: float) -> dict[str, Any] | None:
     if not run.proc.is_alive():
         run.proc.join()
         code = run.proc.exitcode
-        if code == 76 or code == -24:  # the CPU watcher's exit, or SIGXCPU's default action
+        if code in (76, -24, -27):  # the CPU watcher's exit, SIGXCPU's default action, or SIGPROF's
             return _finish(run, {"status": "failed", "reason": _cpu_reason(run.job.get("cpu_s") or 0)})
         why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return _finish(run, {"status": "failed", "reason": f"worker died ({why})"})
