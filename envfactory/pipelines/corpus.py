@@ -245,6 +245,7 @@ def _limit_cpu(cpu_s: float | None) -> None:
 
 
 _CPU_LIMIT: tuple[float, float] | None = None  # (process_time at which the budget is spent, budget)
+_CPU_STOPPED = False  # set by _stop_cpu_timer: the SIGPROF handler then does nothing
 
 
 def _cpu_spent() -> str | None:
@@ -254,14 +255,10 @@ def _cpu_spent() -> str | None:
     return _cpu_reason(_CPU_LIMIT[1])
 
 
-_CPU_STOPPED = False
-
-
 def _stop_cpu_timer() -> None:
-    """No more SIGPROF: the flag first (a pending handler then neither raises nor re-arms the timer,
-    which would kill the process with SIGPROF's default action once the interpreter resets it at
-    exit), then the timer, then the signal ignored. The handler may still raise once, before the
-    flag is set: callers call this again from their ``except _CpuBudgetExceeded``."""
+    """No more SIGPROF: the flag first (a late handler neither raises nor re-arms a timer that would
+    kill the process at exit), then the timer, then the signal ignored. Callers call it again from
+    ``except _CpuBudgetExceeded`` (the handler may raise once, before the flag)."""
     global _CPU_STOPPED
     _CPU_STOPPED = True
     if _CPU_LIMIT is not None and threading.current_thread() is threading.main_thread():
